@@ -1,0 +1,1 @@
+//! cellgen: scaffold and check EKS cells that bridge Terraform and Flux through one ConfigMap.
