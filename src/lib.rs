@@ -1,1 +1,15 @@
 //! cellgen: scaffold and check EKS cells that bridge Terraform and Flux through one ConfigMap.
+
+pub mod cell;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod error;
+pub mod keys;
+pub mod plan;
+pub mod prompt;
+pub mod repo;
+pub mod scaffold;
+pub mod state;
+pub mod suggest;
+pub mod templates;

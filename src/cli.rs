@@ -1,0 +1,91 @@
+//! Command-line definitions (clap) and nothing else.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cellgen",
+    version,
+    about = "Onboard EKS cells into one Terraform + Flux repository, and check the bridge between them",
+    long_about = "cellgen scaffolds cells that share one GitOps tree: Terraform writes one ConfigMap \
+(cell-metadata, in flux-system) of identifiers; every Flux Kustomization substitutes ${key} from it, \
+in strict mode. `cellgen check` renders every layer of every cell offline, so a typo fails the pull \
+request, not the cluster."
+)]
+pub struct Cli {
+    /// Run as if cellgen was started in DIR.
+    #[arg(short = 'C', long = "directory", global = true, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+
+    /// Never prompt: use defaults, and fail naming the flag where there is none.
+    #[arg(long, global = true, env = "CELLGEN_NO_INPUT")]
+    pub no_input: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create the repository scaffold: cellgen.yaml, the shared layers and the CI workflow.
+    Init(InitArgs),
+    /// Create a cell: its Flux directory (cells/<cell>) and its Terraform stack (terraform/cells/<cell>).
+    New(NewArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RepoArgs {
+    /// Git URL Flux syncs from (default: this directory's `origin` remote).
+    #[arg(long, value_name = "URL")]
+    pub git_url: Option<String>,
+
+    /// Branch Flux syncs from.
+    #[arg(long, value_name = "BRANCH")]
+    pub git_branch: Option<String>,
+
+    /// S3 bucket for Terraform state (default: give it at `terraform init`).
+    #[arg(long, value_name = "BUCKET")]
+    pub state_bucket: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    #[command(flatten)]
+    pub repo: RepoArgs,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// Cell name: <aws-region>-<environment>, e.g. eu-west-2-prod.
+    pub name: String,
+
+    /// EKS Kubernetes version (default: defaults.kubernetes_version in cellgen.yaml).
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes_version: Option<String>,
+
+    /// The cell has an egress gateway (egress.tf, Cilium egress gateway nodes).
+    #[arg(long, overrides_with = "no_egress_gateway")]
+    pub egress_gateway: bool,
+
+    /// The cell has no egress gateway (the default without a terminal).
+    #[arg(long)]
+    pub no_egress_gateway: bool,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Regenerate an existing cell's files, except those you have changed.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Settings for the repository scaffold, used only when there is no cellgen.yaml yet.
+    #[command(flatten)]
+    pub repo: RepoArgs,
+}

@@ -1,0 +1,196 @@
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::Result;
+
+use super::Session;
+use crate::cli::{InitArgs, RepoArgs};
+use crate::config::{self, CONFIG_FILE};
+use crate::error::CellgenError;
+use crate::plan::Plan;
+use crate::repo::Repo;
+use crate::scaffold::{self, RepoSettings};
+use crate::templates::Templates;
+
+pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
+    if let Some(root) = Repo::find_root(&session.start) {
+        println!(
+            "{} is already a cellgen repository ({}); nothing to do.",
+            root.display(),
+            CONFIG_FILE
+        );
+        return Ok(());
+    }
+    let mut plan = Plan::new(&session.start);
+    plan_scaffold(session, &args.repo, &mut plan)?;
+    super::finish(&plan, args.dry_run)?;
+    if !args.dry_run {
+        println!(
+            "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."
+        );
+    }
+    Ok(())
+}
+
+/// Adds the repository scaffold to `plan` and returns the settings it was made from.
+pub fn plan_scaffold(
+    session: &mut Session,
+    args: &RepoArgs,
+    plan: &mut Plan,
+) -> Result<RepoSettings> {
+    let root = plan.root().to_path_buf();
+    let settings = RepoSettings {
+        git_url: resolve_git_url(session, args, &root)?,
+        git_branch: args.git_branch.clone().unwrap_or_else(|| "main".into()),
+        environments: config::default_environments(),
+        kubernetes_version: config::default_kubernetes_version(),
+        state_bucket: args.state_bucket.clone(),
+    };
+    if let Some(bucket) = &settings.state_bucket {
+        validate_bucket(bucket)?;
+    }
+    if settings.git_branch.is_empty() || settings.git_branch.contains(char::is_whitespace) {
+        return Err(CellgenError::InvalidFlag {
+            flag: "--git-branch".into(),
+            reason: format!("`{}` is not a branch name", settings.git_branch),
+        }
+        .into());
+    }
+    let files = scaffold::repo_files(&Templates::new(), &settings, |rel| root.join(rel).exists())?;
+    for (path, contents) in files {
+        plan.write(path, contents)?;
+    }
+    Ok(settings)
+}
+
+fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Path) -> Result<String> {
+    if let Some(url) = &args.git_url {
+        return normalise_git_url(url).map_err(|reason| {
+            CellgenError::InvalidFlag {
+                flag: "--git-url".into(),
+                reason,
+            }
+            .into()
+        });
+    }
+    let origin = origin_remote(root).and_then(|u| normalise_git_url(&u).ok());
+    if session.prompter.interactive() {
+        loop {
+            let answer = session
+                .prompter
+                .input("Git URL Flux syncs from (ssh://…)", origin.as_deref())?;
+            match normalise_git_url(&answer) {
+                Ok(url) => return Ok(url),
+                Err(reason) => eprintln!("{reason}"),
+            }
+        }
+    }
+    origin.ok_or_else(|| {
+        CellgenError::MissingInput {
+            what:
+                "the Git URL Flux syncs from (this directory has no `origin` remote to default to)"
+                    .into(),
+            flag: "--git-url ssh://git@github.com/<org>/<repo>.git".into(),
+        }
+        .into()
+    })
+}
+
+fn origin_remote(dir: &Path) -> Option<String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["remote", "get-url", "origin"])
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Flux bootstraps over SSH with a deploy key, so the URL must be `ssh://`; the scp-like and
+/// https forms of the same repository are rewritten to it.
+pub fn normalise_git_url(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    if url.contains(char::is_whitespace) || url.is_empty() {
+        return Err(format!(
+            "`{url}` is not a Git URL; use ssh://git@<host>/<org>/<repo>.git"
+        ));
+    }
+    if let Some(rest) = url.strip_prefix("ssh://") {
+        if rest.contains('/') && !rest.starts_with('/') {
+            return Ok(url.to_string());
+        }
+    } else if let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+    {
+        if let Some((host, path)) = rest.split_once('/')
+            && !host.is_empty()
+            && !path.is_empty()
+        {
+            let host = host.rsplit('@').next().unwrap_or(host);
+            return Ok(format!("ssh://git@{host}/{}", with_git_suffix(path)));
+        }
+    } else if let Some((user_host, path)) = url.split_once(':')
+        && user_host.contains('@')
+        && !path.is_empty()
+        && !path.starts_with('/')
+    {
+        return Ok(format!("ssh://{user_host}/{}", with_git_suffix(path)));
+    }
+    Err(format!(
+        "`{url}` is not a Git URL Flux can use; use ssh://git@<host>/<org>/<repo>.git"
+    ))
+}
+
+fn with_git_suffix(path: &str) -> String {
+    if path.ends_with(".git") {
+        path.to_string()
+    } else {
+        format!("{path}.git")
+    }
+}
+
+fn validate_bucket(bucket: &str) -> Result<()> {
+    let ok = (3..=63).contains(&bucket.len())
+        && bucket
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && bucket.as_bytes()[0].is_ascii_alphanumeric()
+        && bucket.as_bytes()[bucket.len() - 1].is_ascii_alphanumeric();
+    if ok {
+        Ok(())
+    } else {
+        Err(CellgenError::InvalidFlag {
+            flag: "--state-bucket".into(),
+            reason: format!("`{bucket}` is not an S3 bucket name (3-63 lowercase letters, digits, dots and dashes)"),
+        }
+        .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalise_git_url;
+
+    #[test]
+    fn git_urls_become_ssh() {
+        assert_eq!(
+            normalise_git_url("git@github.com:acme/infra.git").unwrap(),
+            "ssh://git@github.com/acme/infra.git"
+        );
+        assert_eq!(
+            normalise_git_url("https://github.com/acme/infra").unwrap(),
+            "ssh://git@github.com/acme/infra.git"
+        );
+        assert_eq!(
+            normalise_git_url("ssh://git@example.com/x.git").unwrap(),
+            "ssh://git@example.com/x.git"
+        );
+        assert!(normalise_git_url("not a url").is_err());
+        assert!(normalise_git_url("/local/path").is_err());
+    }
+}

@@ -1,0 +1,73 @@
+//! Errors that code and tests branch on. The command layer adds context with anyhow.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CellgenError {
+    #[error(
+        "no cellgen repository here: no cellgen.yaml in {} or any parent directory. Run `cellgen init` (or `cellgen new <cell>`) to create one, or pass -C <dir>",
+        start.display()
+    )]
+    NotARepository { start: PathBuf },
+
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    MalformedConfig {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+
+    #[error("invalid cell name `{name}`: {reason}")]
+    InvalidCellName { name: String, reason: String },
+
+    #[error(
+        "cell `{name}` already exists ({}). Pick another name, or pass --force to regenerate the files you have not changed",
+        path.display()
+    )]
+    CellExists { name: String, path: PathBuf },
+
+    #[error("{what} is needed and there is no terminal to ask on: pass {flag}")]
+    MissingInput { what: String, flag: String },
+
+    #[error("invalid value for {flag}: {reason}")]
+    InvalidFlag { flag: String, reason: String },
+
+    #[error("unknown cell `{name}`.{hint} Cells in this repository: {}", if cells.is_empty() { "none yet (create one with `cellgen new <cell>`)".to_string() } else { cells.join(", ") })]
+    UnknownCell {
+        name: String,
+        cells: Vec<String>,
+        hint: String,
+    },
+
+    #[error("{}: {message}", path.display())]
+    InvalidFile { path: PathBuf, message: String },
+
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("template {name}: {message}")]
+    Template { name: String, message: String },
+}
+
+impl CellgenError {
+    /// Usage errors (bad flags or arguments) exit with 2, like clap's own; everything else with 1.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CellgenError::InvalidCellName { .. }
+            | CellgenError::MissingInput { .. }
+            | CellgenError::InvalidFlag { .. } => 2,
+            _ => 1,
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! A cellgen repository: the directory holding `cellgen.yaml`, found from a start directory upwards.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{CONFIG_FILE, Config};
+use crate::error::CellgenError;
+use crate::plan::read_optional;
+
+pub const CELLS_DIR: &str = "cells";
+pub const TERRAFORM_CELLS_DIR: &str = "terraform/cells";
+
+#[derive(Debug, Clone)]
+pub struct Repo {
+    pub root: PathBuf,
+    pub config: Config,
+    /// The text of cellgen.yaml, for line numbers and lossless edits.
+    pub config_text: String,
+}
+
+impl Repo {
+    /// The nearest directory at or above `start` that has a cellgen.yaml, if any.
+    pub fn find_root(start: &Path) -> Option<PathBuf> {
+        start
+            .ancestors()
+            .find(|d| d.join(CONFIG_FILE).is_file())
+            .map(Path::to_path_buf)
+    }
+
+    pub fn open(root: &Path) -> Result<Repo, CellgenError> {
+        let path = root.join(CONFIG_FILE);
+        let text = read_optional(&path)?.ok_or_else(|| CellgenError::NotARepository {
+            start: root.to_path_buf(),
+        })?;
+        let config = Config::parse(&text, &path)?;
+        Ok(Repo {
+            root: root.to_path_buf(),
+            config,
+            config_text: text,
+        })
+    }
+
+    pub fn discover(start: &Path) -> Result<Repo, CellgenError> {
+        let root = Repo::find_root(start).ok_or_else(|| CellgenError::NotARepository {
+            start: start.to_path_buf(),
+        })?;
+        Repo::open(&root)
+    }
+
+    /// Cells that have a directory under cells/, sorted.
+    pub fn cells(&self) -> Result<Vec<String>, CellgenError> {
+        list_dirs(&self.root.join(CELLS_DIR))
+    }
+}
+
+pub fn cell_flux_dir(cell: &str) -> PathBuf {
+    Path::new(CELLS_DIR).join(cell)
+}
+
+pub fn cell_terraform_dir(cell: &str) -> PathBuf {
+    Path::new(TERRAFORM_CELLS_DIR).join(cell)
+}
+
+pub fn list_dirs(dir: &Path) -> Result<Vec<String>, CellgenError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(CellgenError::Read {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    Ok(names)
+}

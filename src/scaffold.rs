@@ -1,0 +1,197 @@
+//! What `cellgen init` and `cellgen new` generate, as plain data: paths (relative to the
+//! repository root) and their contents. No prompting, printing or writing here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::cell::CellName;
+use crate::config::{CONFIG_FILE, Config, SCHEMA_KEY};
+use crate::error::CellgenError;
+use crate::repo::{cell_flux_dir, cell_terraform_dir};
+use crate::templates::Templates;
+
+pub type Files = BTreeMap<PathBuf, String>;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Repository-wide settings `init` asks for.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepoSettings {
+    pub git_url: String,
+    pub git_branch: String,
+    pub environments: Vec<String>,
+    pub kubernetes_version: String,
+    pub state_bucket: Option<String>,
+}
+
+/// The repository scaffold: cellgen.yaml, the shared layers and the CI workflow. `existing`
+/// tells which layer directories already have a kustomization.yaml: those are the user's and
+/// are left alone.
+pub fn repo_files(
+    templates: &Templates,
+    settings: &RepoSettings,
+    existing: impl Fn(&Path) -> bool,
+) -> Result<Files, CellgenError> {
+    #[derive(Serialize)]
+    struct Context<'a> {
+        #[serde(flatten)]
+        settings: &'a RepoSettings,
+        cellgen_version: &'static str,
+    }
+    let context = Context {
+        settings,
+        cellgen_version: VERSION,
+    };
+    let mut files = Files::new();
+    for name in templates.names_under("repo/") {
+        let rel = PathBuf::from(name.trim_start_matches("repo/"));
+        let layer_dir = rel
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty() && !p.starts_with(".github"));
+        if let Some(dir) = layer_dir
+            && existing(&dir.join("kustomization.yaml"))
+        {
+            continue;
+        }
+        if rel == Path::new(CONFIG_FILE) || rel.starts_with(".github") || !existing(&rel) {
+            files.insert(rel, templates.produce(&name, &context)?);
+        }
+    }
+    Ok(files)
+}
+
+/// What the name does not say about a cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellInputs {
+    pub kubernetes_version: String,
+    pub egress_gateway: bool,
+}
+
+#[derive(Serialize)]
+struct LayerContext<'a> {
+    name: &'a str,
+    path: &'a str,
+    interval: &'a str,
+    wait: bool,
+    depends_on: &'a [String],
+}
+
+#[derive(Serialize)]
+struct DataEntry {
+    name: String,
+    value: String,
+}
+
+#[derive(Serialize)]
+struct CellContext<'a> {
+    cell: &'a str,
+    region: &'a str,
+    environment: &'a str,
+    environments: &'a [String],
+    kubernetes_version: &'a str,
+    egress_gateway: bool,
+    git_url: &'a str,
+    git_branch: &'a str,
+    state_bucket: Option<&'a str>,
+    state_region: &'a str,
+    layers: Vec<LayerContext<'a>>,
+    data: Vec<DataEntry>,
+    data_width: usize,
+    depends_on: Vec<&'static str>,
+    cellgen_version: &'static str,
+}
+
+/// Identities the base keys name: the ConfigMap is written only after them and after Flux.
+const BASE_DEPENDS_ON: &[&str] = &[
+    "flux_bootstrap_git.this",
+    "aws_eks_pod_identity_association.app",
+];
+
+/// Every file of a new cell: its Flux directory and its Terraform stack.
+pub fn cell_files(
+    templates: &Templates,
+    config: &Config,
+    cell: &CellName,
+    inputs: &CellInputs,
+) -> Result<Files, CellgenError> {
+    let mut data = vec![DataEntry {
+        name: SCHEMA_KEY.into(),
+        value: format!("\"{}\"", config.schema),
+    }];
+    for (key, spec) in config
+        .keys
+        .iter()
+        .filter(|(_, spec)| spec.component.is_none())
+    {
+        let value = spec.terraform.clone().ok_or_else(|| CellgenError::MalformedConfig {
+            path: CONFIG_FILE.into(),
+            line: None,
+            message: format!(
+                "key `{key}` has no `terraform` expression, so a new cell cannot write it; add e.g. `terraform: module.x.y` under keys.{key}"
+            ),
+        })?;
+        data.push(DataEntry {
+            name: key.clone(),
+            value,
+        });
+    }
+    let context = CellContext {
+        cell: &cell.name,
+        region: &cell.region,
+        environment: &cell.environment,
+        environments: &config.environments,
+        kubernetes_version: &inputs.kubernetes_version,
+        egress_gateway: inputs.egress_gateway,
+        git_url: &config.git.url,
+        git_branch: &config.git.branch,
+        state_bucket: config.terraform.state_bucket.as_deref(),
+        state_region: config
+            .terraform
+            .state_region
+            .as_deref()
+            .unwrap_or(&cell.region),
+        layers: config
+            .layers
+            .iter()
+            .map(|l| LayerContext {
+                name: &l.name,
+                path: l.path.trim_start_matches("./"),
+                interval: &l.interval,
+                wait: l.wait,
+                depends_on: &l.depends_on,
+            })
+            .collect(),
+        data_width: data.iter().map(|d| d.name.len()).max().unwrap_or(0),
+        data,
+        depends_on: BASE_DEPENDS_ON.to_vec(),
+        cellgen_version: VERSION,
+    };
+
+    let mut files = Files::new();
+    let flux_dir = cell_flux_dir(&cell.name);
+    files.insert(
+        flux_dir.join("kustomization.yaml"),
+        templates.render("cell/flux/kustomization.yaml", &context)?,
+    );
+    for layer in &context.layers {
+        #[derive(Serialize)]
+        struct LayerOnly<'a> {
+            layer: &'a LayerContext<'a>,
+        }
+        files.insert(
+            flux_dir.join(format!("{}.yaml", layer.name)),
+            templates.render("cell/flux/layer.yaml", LayerOnly { layer })?,
+        );
+    }
+    let tf_dir = cell_terraform_dir(&cell.name);
+    for name in templates.names_under("cell/terraform/") {
+        let file = name.trim_start_matches("cell/terraform/");
+        if file == "egress.tf" && !inputs.egress_gateway {
+            continue;
+        }
+        files.insert(tf_dir.join(file), templates.render(&name, &context)?);
+    }
+    Ok(files)
+}

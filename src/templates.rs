@@ -1,0 +1,102 @@
+//! Templates embedded in the binary (include_dir) and rendered with minijinja in strict mode: a
+//! template that names a value the context lacks is an error, never an empty string.
+
+use include_dir::{Dir, include_dir};
+use minijinja::{Environment, UndefinedBehavior, Value};
+use serde::Serialize;
+
+use crate::error::CellgenError;
+
+static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+
+pub struct Templates {
+    env: Environment<'static>,
+}
+
+impl Default for Templates {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Templates {
+    pub fn new() -> Templates {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_keep_trailing_newline(true);
+        env.add_filter("pad", pad);
+        for file in all_files(&TEMPLATES) {
+            let name = file.path().to_string_lossy();
+            if let (Some(name), Some(source)) = (name.strip_suffix(".j2"), file.contents_utf8()) {
+                env.add_template_owned(name.to_string(), source)
+                    .unwrap_or_else(|err| panic!("embedded template {name} does not parse: {err}"));
+            }
+        }
+        Templates { env }
+    }
+
+    /// Renders `name` (its path under templates/, without `.j2`).
+    pub fn render(&self, name: &str, context: impl Serialize) -> Result<String, CellgenError> {
+        let template = self
+            .env
+            .get_template(name)
+            .map_err(|err| CellgenError::Template {
+                name: name.to_string(),
+                message: err.to_string(),
+            })?;
+        template
+            .render(context)
+            .map_err(|err| CellgenError::Template {
+                name: name.to_string(),
+                message: format!("{err:#}"),
+            })
+    }
+
+    /// Names of every template and plain file under `prefix` (template names without `.j2`).
+    pub fn names_under(&self, prefix: &str) -> Vec<String> {
+        let mut names: Vec<String> = all_files(&TEMPLATES)
+            .map(|f| f.path().to_string_lossy().into_owned())
+            .filter(|p| p.starts_with(prefix))
+            .map(|p| p.strip_suffix(".j2").map(str::to_string).unwrap_or(p))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A file copied as it is, or rendered if it is a template.
+    pub fn produce(&self, name: &str, context: impl Serialize) -> Result<String, CellgenError> {
+        match raw(name) {
+            Some(text) => Ok(text.to_string()),
+            None => self.render(name, context),
+        }
+    }
+}
+
+/// A non-template embedded file, as it is.
+pub fn raw(name: &str) -> Option<&'static str> {
+    TEMPLATES.get_file(name).and_then(|f| f.contents_utf8())
+}
+
+/// Every embedded file with its path under templates/, for tests that render them all.
+pub fn all_template_names() -> Vec<String> {
+    all_files(&TEMPLATES)
+        .filter_map(|f| {
+            f.path()
+                .to_string_lossy()
+                .strip_suffix(".j2")
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+fn all_files(
+    dir: &'static Dir<'static>,
+) -> Box<dyn Iterator<Item = &'static include_dir::File<'static>>> {
+    Box::new(dir.files().chain(dir.dirs().flat_map(all_files)))
+}
+
+/// `{{ key | pad(width) }}`: left-aligns like `terraform fmt` aligns `=` in a block.
+fn pad(value: Value, width: usize) -> String {
+    let text = value.to_string();
+    format!("{text:width$}")
+}
