@@ -4,6 +4,7 @@ pub mod cell;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod edit;
 pub mod error;
 pub mod keys;
 pub mod plan;
