@@ -33,6 +33,52 @@ pub enum Command {
     Init(InitArgs),
     /// Create a cell: its Flux directory (cells/<cell>) and its Terraform stack (terraform/cells/<cell>).
     New(NewArgs),
+    /// Add an optional component to a cell: its Flux Components, IAM identity and ConfigMap keys.
+    AddComponent(ComponentArgs),
+    /// Remove a component from a cell: the exact inverse of add-component.
+    RemoveComponent(ComponentArgs),
+    /// List cells and the components each runs, or (`list components`) the component catalog.
+    List(ListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ComponentArgs {
+    /// Component name, e.g. karpenter (see `cellgen list components`).
+    pub name: String,
+
+    /// The cell (default: the cell of the current directory, else the only cell).
+    #[arg(long, value_name = "CELL")]
+    pub cell: Option<String>,
+
+    /// Also add the components this one requires.
+    #[arg(long)]
+    pub with_requirements: bool,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListTarget {
+    Cells,
+    Components,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// What to list.
+    #[arg(value_enum, default_value = "cells")]
+    pub what: ListTarget,
+
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ListFormat,
 }
 
 #[derive(Debug, Args)]
@@ -76,6 +122,14 @@ pub struct NewArgs {
     /// The cell has no egress gateway (the default without a terminal).
     #[arg(long)]
     pub no_egress_gateway: bool,
+
+    /// Components to add, comma-separated (see `cellgen list components`).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub components: Option<Vec<String>>,
+
+    /// Also add the components the chosen ones require.
+    #[arg(long)]
+    pub with_requirements: bool,
 
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]

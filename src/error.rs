@@ -32,7 +32,7 @@ pub enum CellgenError {
     #[error("invalid value for {flag}: {reason}")]
     InvalidFlag { flag: String, reason: String },
 
-    #[error("unknown cell `{name}`.{hint} Cells in this repository: {}", if cells.is_empty() { "none yet (create one with `cellgen new <cell>`)".to_string() } else { cells.join(", ") })]
+    #[error("{}{hint} Cells in this repository: {}", if name.is_empty() { "no cell to work on.".to_string() } else { format!("unknown cell `{name}`.") }, if cells.is_empty() { "none yet (create one with `cellgen new <cell>`)".to_string() } else { cells.join(", ") })]
     UnknownCell {
         name: String,
         cells: Vec<String>,
@@ -56,6 +56,27 @@ pub enum CellgenError {
         source: std::io::Error,
     },
 
+    #[error("unknown component `{name}`.{hint} Known components: {}. A repository can define its own in components/<name>/component.yaml", known.join(", "))]
+    UnknownComponent {
+        name: String,
+        hint: String,
+        known: Vec<String>,
+    },
+
+    #[error("component `{name}` needs {} in cell `{cell}` first: add {} with `cellgen add-component`, or pass --with-requirements to add them too", missing.join(", "), if missing.len() == 1 { "it" } else { "them" })]
+    MissingRequirement {
+        name: String,
+        cell: String,
+        missing: Vec<String>,
+    },
+
+    #[error("cell `{cell}` still runs {}, which require{} `{name}`: remove {} first", dependents.join(", "), if dependents.len() == 1 { "s" } else { "" }, if dependents.len() == 1 { "it" } else { "them" })]
+    RequiredBy {
+        name: String,
+        cell: String,
+        dependents: Vec<String>,
+    },
+
     #[error("template {name}: {message}")]
     Template { name: String, message: String },
 }
@@ -66,7 +87,9 @@ impl CellgenError {
         match self {
             CellgenError::InvalidCellName { .. }
             | CellgenError::MissingInput { .. }
-            | CellgenError::InvalidFlag { .. } => 2,
+            | CellgenError::InvalidFlag { .. }
+            | CellgenError::UnknownCell { .. }
+            | CellgenError::UnknownComponent { .. } => 2,
             _ => 1,
         }
     }

@@ -1,8 +1,10 @@
 //! cellgen: scaffold and check EKS cells that bridge Terraform and Flux through one ConfigMap.
 
+pub mod catalog;
 pub mod cell;
 pub mod cli;
 pub mod commands;
+pub mod components;
 pub mod config;
 pub mod edit;
 pub mod error;

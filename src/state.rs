@@ -114,3 +114,36 @@ pub fn plan_generated(
     plan.write(record_path(cell), render(&record))?;
     Ok(outcome)
 }
+
+/// `track_edits` for every cell: a schema change edits all cells' ConfigMaps.
+pub fn track_all_edits(plan: &mut Plan, current: &str) -> Result<(), CellgenError> {
+    for cell in crate::components::all_cells(plan, current)? {
+        track_edits(plan, &cell)?;
+    }
+    Ok(())
+}
+
+/// After a command edits a cell's generated files, files that were still as generated stay
+/// tracked as generated (their new hash is recorded), so `new --force` keeps treating them as
+/// cellgen's. Files the user had changed stay untracked.
+pub fn track_edits(plan: &mut Plan, cell: &str) -> Result<(), CellgenError> {
+    let Some(mut record) = load(plan, cell)? else {
+        return Ok(());
+    };
+    let mut changed = false;
+    for (path, hash) in record.files.iter_mut() {
+        let on_disk = crate::plan::read_optional(&plan.root().join(path))?;
+        let pristine = on_disk.as_deref().is_none_or(|text| &sha256(text) == hash);
+        if let Some(planned) = plan.read(path)?
+            && pristine
+            && &sha256(&planned) != hash
+        {
+            *hash = sha256(&planned);
+            changed = true;
+        }
+    }
+    if changed {
+        plan.write(record_path(cell), render(&record))?;
+    }
+    Ok(())
+}

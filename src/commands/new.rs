@@ -1,8 +1,10 @@
 use anyhow::Result;
 
 use super::{Session, init};
+use crate::catalog::Catalog;
 use crate::cell::CellName;
 use crate::cli::NewArgs;
+use crate::components::cell_components;
 use crate::config::{self, CONFIG_FILE, Config};
 use crate::error::CellgenError;
 use crate::plan::Plan;
@@ -64,8 +66,32 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         kubernetes_version: resolve_kubernetes_version(session, &args, &config)?,
         egress_gateway: resolve_egress(session, &args)?,
     };
-    let files = scaffold::cell_files(&Templates::new(), &config, &cell, &inputs)?;
+    let templates = Templates::new();
+    let catalog = Catalog::load(&templates, &plan)?;
+    // A regenerated cell keeps the components it runs; a new one gets the chosen ones.
+    let mut wanted: Vec<String> = cell_components(&plan, &config, &cell.name)?
+        .into_iter()
+        .collect();
+    for name in resolve_components(session, &args, &catalog)? {
+        catalog.get(&name)?;
+        if !wanted.contains(&name) {
+            wanted.push(name);
+        }
+    }
+    let files = scaffold::cell_files(&templates, &config, &cell, &inputs)?;
     let outcome = state::plan_generated(&mut plan, &cell.name, files, args.force)?;
+    for name in &wanted {
+        super::component::add_with_consent(
+            session,
+            &mut plan,
+            &templates,
+            &catalog,
+            &cell,
+            name,
+            args.with_requirements,
+        )?;
+    }
+    state::track_all_edits(&mut plan, &cell.name)?;
 
     super::finish(&plan, args.dry_run)?;
     for kept in &outcome.kept {
@@ -83,6 +109,33 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+fn resolve_components(
+    session: &mut Session,
+    args: &NewArgs,
+    catalog: &Catalog,
+) -> Result<Vec<String>> {
+    if let Some(names) = &args.components {
+        return Ok(names
+            .iter()
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty())
+            .collect());
+    }
+    if !session.prompter.interactive() || catalog.components.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names = catalog.names();
+    let items: Vec<String> = catalog
+        .components
+        .values()
+        .map(|c| format!("{:<30} {}", c.name, c.spec.description))
+        .collect();
+    let chosen = session
+        .prompter
+        .multi_select("Optional components", &items)?;
+    Ok(chosen.into_iter().map(|i| names[i].clone()).collect())
 }
 
 fn resolve_kubernetes_version(

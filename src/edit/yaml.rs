@@ -207,8 +207,8 @@ pub fn set_schema(text: &str, schema: u32) -> Result<String, YamlEditError> {
     Ok(splice(text, range(&value), &schema.to_string()))
 }
 
-/// Appends entries (already formatted YAML, indented one level less than they will be) to the
-/// top-level `keys` mapping of cellgen.yaml.
+/// Appends entries to the top-level `keys` mapping of cellgen.yaml. Field values are YAML scalars
+/// as they should appear (see [`scalar`] for strings).
 pub fn append_keys(
     text: &str,
     entries: &[(String, Vec<(&str, String)>)],
@@ -241,11 +241,7 @@ pub fn append_keys(
     for (key, fields) in entries {
         block.push_str(&format!("{}{key}:\n", " ".repeat(indent)));
         for (field, value) in fields {
-            block.push_str(&format!(
-                "{}{field}: {}\n",
-                " ".repeat(field_indent),
-                scalar(value)
-            ));
+            block.push_str(&format!("{}{field}: {value}\n", " ".repeat(field_indent)));
         }
     }
     let r = last.byte_range();

@@ -1,0 +1,114 @@
+use anyhow::Result;
+
+use super::Session;
+use crate::catalog::Catalog;
+use crate::cli::ComponentArgs;
+use crate::components::{self, Outcome};
+use crate::error::CellgenError;
+use crate::plan::Plan;
+use crate::repo::Repo;
+use crate::state;
+use crate::templates::Templates;
+
+pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
+    let repo = Repo::discover(&session.start)?;
+    let cell = super::resolve_cell(session, &repo, args.cell.as_deref())?;
+    let templates = Templates::new();
+    let mut plan = Plan::new(&repo.root);
+    let catalog = Catalog::load(&templates, &plan)?;
+    let outcome = add_with_consent(
+        session,
+        &mut plan,
+        &templates,
+        &catalog,
+        &cell,
+        &args.name,
+        args.with_requirements,
+    )?;
+    state::track_all_edits(&mut plan, &cell.name)?;
+    if outcome.changed.is_empty() {
+        println!(
+            "{} is already in cell {}; nothing changed.",
+            args.name, cell.name
+        );
+        return Ok(());
+    }
+    super::finish(&plan, args.dry_run)?;
+    report(&outcome, "Added", "to", &cell.name, args.dry_run);
+    if !args.dry_run {
+        println!(
+            "\nNext: commit and open a pull request (CI runs `cellgen check`); `terraform apply` in terraform/cells/{} creates the identity and then the keys, and Flux installs {} once they exist.",
+            cell.name,
+            outcome.changed.join(", ")
+        );
+    }
+    Ok(())
+}
+
+pub fn remove(session: &mut Session, args: ComponentArgs) -> Result<()> {
+    let repo = Repo::discover(&session.start)?;
+    let cell = super::resolve_cell(session, &repo, args.cell.as_deref())?;
+    let templates = Templates::new();
+    let mut plan = Plan::new(&repo.root);
+    let catalog = Catalog::load(&templates, &plan)?;
+    let outcome = components::remove(&mut plan, &templates, &catalog, &cell, &args.name)?;
+    state::track_all_edits(&mut plan, &cell.name)?;
+    if outcome.changed.is_empty() {
+        println!(
+            "{} is not in cell {}; nothing changed.",
+            args.name, cell.name
+        );
+        return Ok(());
+    }
+    super::finish(&plan, args.dry_run)?;
+    report(&outcome, "Removed", "from", &cell.name, args.dry_run);
+    Ok(())
+}
+
+/// Adds a component; on a terminal, a missing requirement is a question instead of an error.
+pub fn add_with_consent(
+    session: &mut Session,
+    plan: &mut Plan,
+    templates: &Templates,
+    catalog: &Catalog,
+    cell: &crate::cell::CellName,
+    name: &str,
+    with_requirements: bool,
+) -> Result<Outcome> {
+    match components::add(plan, templates, catalog, cell, name, with_requirements) {
+        Err(CellgenError::MissingRequirement { missing, .. }) if session.prompter.interactive() => {
+            let question = format!(
+                "{name} needs {} in {}. Add {} too?",
+                missing.join(", "),
+                cell.name,
+                if missing.len() == 1 { "it" } else { "them" }
+            );
+            if session.prompter.confirm(&question, true)? {
+                Ok(components::add(plan, templates, catalog, cell, name, true)?)
+            } else {
+                Err(CellgenError::MissingRequirement {
+                    name: name.into(),
+                    cell: cell.name.clone(),
+                    missing,
+                }
+                .into())
+            }
+        }
+        other => Ok(other?),
+    }
+}
+
+fn report(outcome: &Outcome, verb: &str, preposition: &str, cell: &str, dry_run: bool) {
+    if dry_run {
+        return;
+    }
+    println!(
+        "\n{verb} {} {preposition} cell {cell}.",
+        outcome.changed.join(", ")
+    );
+    if let Some((from, to)) = outcome.schema {
+        println!(
+            "The key set changed: schema {from} -> {to} in cellgen.yaml and in every cell's cell-metadata.tf."
+        );
+    }
+}

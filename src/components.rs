@@ -1,0 +1,482 @@
+//! Adding and removing a component in a cell: one change on both sides of the bridge. Works on a
+//! `Plan`, so `new --components` and `add-component` share every step, and nothing is written
+//! until the whole change has been built.
+
+use std::collections::BTreeSet;
+use std::path::{Component as PathPart, Path, PathBuf};
+
+use crate::catalog::{COMPONENTS_DIR, Catalog, Component, Origin};
+use crate::cell::CellName;
+use crate::config::{CONFIG_FILE, Config, KeySpec, SCHEMA_KEY};
+use crate::edit::{hcl, yaml};
+use crate::error::CellgenError;
+use crate::plan::Plan;
+use crate::repo::{CELLS_DIR, cell_flux_dir, cell_terraform_dir, list_dirs};
+use crate::templates::Templates;
+
+pub const METADATA_FILE: &str = "cell-metadata.tf";
+
+/// What an add or remove did, for the command to report.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Components added or removed, requirements first.
+    pub changed: Vec<String>,
+    /// Components that were already in the requested state.
+    pub unchanged: Vec<String>,
+    /// The contract's schema number before and after, when it moved.
+    pub schema: Option<(u32, u32)>,
+}
+
+/// Loads cellgen.yaml as the plan currently has it.
+pub fn planned_config(plan: &Plan) -> Result<(Config, String), CellgenError> {
+    let text = plan
+        .read(CONFIG_FILE)?
+        .ok_or_else(|| CellgenError::NotARepository {
+            start: plan.root().to_path_buf(),
+        })?;
+    let config = Config::parse(&text, &plan.root().join(CONFIG_FILE))?;
+    Ok((config, text))
+}
+
+/// `spec.components` entry for a component layer, relative to the layer's `spec.path`.
+pub fn component_ref(layer_path: &str, component: &str, layer: &str) -> String {
+    let depth = Path::new(layer_path.trim_start_matches("./"))
+        .components()
+        .filter(|c| matches!(c, PathPart::Normal(_)))
+        .count();
+    format!(
+        "{}{COMPONENTS_DIR}/{component}/{layer}",
+        "../".repeat(depth)
+    )
+}
+
+/// Resolves a `spec.components` entry to a repository-relative path (None if it leaves the repo).
+pub fn resolve_ref(layer_path: &str, reference: &str) -> Option<PathBuf> {
+    let mut parts: Vec<String> = Vec::new();
+    for part in Path::new(layer_path.trim_start_matches("./"))
+        .join(reference)
+        .components()
+    {
+        match part {
+            PathPart::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            PathPart::ParentDir => {
+                parts.pop()?;
+            }
+            PathPart::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(parts.iter().collect())
+}
+
+/// Components a cell runs, read from its layer files' `spec.components`.
+pub fn cell_components(
+    plan: &Plan,
+    config: &Config,
+    cell: &str,
+) -> Result<BTreeSet<String>, CellgenError> {
+    let mut names = BTreeSet::new();
+    for layer in &config.layers {
+        let path = cell_flux_dir(cell).join(format!("{}.yaml", layer.name));
+        let Some(text) = plan.read(&path)? else {
+            continue;
+        };
+        for reference in yaml::flux_components(&text).map_err(|e| invalid(&path, e))? {
+            if let Some(resolved) = resolve_ref(&layer.path, &reference)
+                && let Ok(rest) = resolved.strip_prefix(COMPONENTS_DIR)
+                && let Some(PathPart::Normal(name)) = rest.components().next()
+            {
+                names.insert(name.to_string_lossy().into_owned());
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// Every cell of the repository, including one that exists only in the plan.
+pub fn all_cells(plan: &Plan, extra: &str) -> Result<Vec<String>, CellgenError> {
+    let mut cells = list_dirs(&plan.root().join(CELLS_DIR))?;
+    if !extra.is_empty() && !cells.iter().any(|c| c == extra) {
+        cells.push(extra.to_string());
+        cells.sort();
+    }
+    Ok(cells)
+}
+
+fn invalid(path: &Path, e: impl std::fmt::Display) -> CellgenError {
+    CellgenError::InvalidFile {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+fn edit(
+    plan: &mut Plan,
+    path: &Path,
+    f: impl FnOnce(&str) -> Result<String, CellgenError>,
+) -> Result<(), CellgenError> {
+    let text = plan.read(path)?.ok_or_else(|| CellgenError::InvalidFile {
+        path: path.to_path_buf(),
+        message: "missing: cellgen needs this file of the cell (regenerate it with `cellgen new <cell> --force`)".into(),
+    })?;
+    let edited = f(&text)?;
+    if edited != text {
+        plan.write(path.to_path_buf(), edited)?;
+    }
+    Ok(())
+}
+
+/// Adds `name` (and, with `with_requirements`, what it requires) to `cell`.
+pub fn add(
+    plan: &mut Plan,
+    templates: &Templates,
+    catalog: &Catalog,
+    cell: &CellName,
+    name: &str,
+    with_requirements: bool,
+) -> Result<Outcome, CellgenError> {
+    let mut outcome = Outcome::default();
+    add_one(
+        plan,
+        templates,
+        catalog,
+        cell,
+        name,
+        with_requirements,
+        &mut outcome,
+        &mut Vec::new(),
+    )?;
+    Ok(outcome)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn add_one(
+    plan: &mut Plan,
+    templates: &Templates,
+    catalog: &Catalog,
+    cell: &CellName,
+    name: &str,
+    with_requirements: bool,
+    outcome: &mut Outcome,
+    stack: &mut Vec<String>,
+) -> Result<(), CellgenError> {
+    let component = catalog.get(name)?;
+    let (config, _) = planned_config(plan)?;
+    if cell_components(plan, &config, &cell.name)?.contains(name) {
+        outcome.unchanged.push(name.to_string());
+        return Ok(());
+    }
+    stack.push(name.to_string());
+    let present = cell_components(plan, &config, &cell.name)?;
+    let missing: Vec<String> = component
+        .spec
+        .requires
+        .iter()
+        .filter(|r| !present.contains(*r))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        if !with_requirements {
+            return Err(CellgenError::MissingRequirement {
+                name: name.into(),
+                cell: cell.name.clone(),
+                missing,
+            });
+        }
+        for requirement in missing {
+            if stack.contains(&requirement) {
+                return Err(invalid(
+                    Path::new(COMPONENTS_DIR).join(name).as_path(),
+                    format!(
+                        "requirements form a cycle: {} -> {requirement}",
+                        stack.join(" -> ")
+                    ),
+                ));
+            }
+            add_one(
+                plan,
+                templates,
+                catalog,
+                cell,
+                &requirement,
+                true,
+                outcome,
+                stack,
+            )?;
+        }
+    }
+    validate_component(plan, &config, component)?;
+
+    // Flux side: materialise the shared component once, then list it in the cell's layers.
+    for (path, contents) in component.shared_files(templates) {
+        if !plan.exists(&path) {
+            plan.write(path, contents)?;
+        }
+    }
+    for layer_name in &component.spec.layers {
+        let layer = config.layer(layer_name).expect("validated above");
+        let reference = component_ref(&layer.path, name, layer_name);
+        let path = cell_flux_dir(&cell.name).join(format!("{layer_name}.yaml"));
+        edit(plan, &path, |text| {
+            yaml::add_flux_component(text, &reference).map_err(|e| invalid(&path, e))
+        })?;
+    }
+
+    // Terraform side: the identity, then the keys that appear only once it exists.
+    if let Some(tf) = component.terraform(templates, cell)? {
+        plan.write(
+            cell_terraform_dir(&cell.name).join(format!("{name}.tf")),
+            tf,
+        )?;
+    }
+    let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
+    edit(plan, &metadata, |text| {
+        let mut text = text.to_string();
+        for (key, spec) in &component.spec.keys {
+            text = hcl::add_data_entry(&text, key, &spec.terraform)
+                .map_err(|e| invalid(&metadata, e))?;
+        }
+        for dep in component.depends_on() {
+            text = hcl::add_depends_on(&text, &dep).map_err(|e| invalid(&metadata, e))?;
+        }
+        Ok(text)
+    })?;
+
+    // The contract: keys new to the repository bump the schema, on both sides.
+    let new_keys: Vec<(&String, &crate::catalog::ComponentKey)> = component
+        .spec
+        .keys
+        .iter()
+        .filter(|(k, _)| !config.keys.contains_key(*k))
+        .collect();
+    if !new_keys.is_empty() {
+        let schema = config.schema + 1;
+        let entries: Vec<(String, Vec<(&str, String)>)> = new_keys
+            .iter()
+            .map(|(key, spec)| {
+                let fields = vec![
+                    ("description", yaml::scalar(&spec.description)),
+                    ("example", yaml::scalar(&spec.example)),
+                    ("terraform", yaml::scalar(&spec.terraform)),
+                    ("component", yaml::scalar(name)),
+                    ("since", schema.to_string()),
+                ];
+                ((*key).clone(), fields)
+            })
+            .collect();
+        edit(plan, Path::new(CONFIG_FILE), |text| {
+            let text = yaml::append_keys(text, &entries)
+                .map_err(|e| invalid(Path::new(CONFIG_FILE), e))?;
+            yaml::set_schema(&text, schema).map_err(|e| invalid(Path::new(CONFIG_FILE), e))
+        })?;
+        set_schema_everywhere(plan, &cell.name, schema)?;
+        record_schema(outcome, config.schema, schema);
+    }
+    stack.pop();
+    outcome.changed.push(name.to_string());
+    validate_edits(plan, &cell.name)
+}
+
+/// The edited files must still read back: cellgen.yaml as a contract, the ConfigMap as HCL.
+fn validate_edits(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
+    planned_config(plan)?;
+    let metadata = cell_terraform_dir(cell).join(METADATA_FILE);
+    if let Some(text) = plan.read(&metadata)? {
+        hcl::read(&text).map_err(|e| invalid(&metadata, e))?;
+    }
+    Ok(())
+}
+
+/// Removes `name` from `cell`: the exact inverse of `add`.
+pub fn remove(
+    plan: &mut Plan,
+    templates: &Templates,
+    catalog: &Catalog,
+    cell: &CellName,
+    name: &str,
+) -> Result<Outcome, CellgenError> {
+    let mut outcome = Outcome::default();
+    let component = catalog.get(name)?;
+    let (config, _) = planned_config(plan)?;
+    let present = cell_components(plan, &config, &cell.name)?;
+    if !present.contains(name) {
+        outcome.unchanged.push(name.to_string());
+        return Ok(outcome);
+    }
+    let dependents: Vec<String> = present
+        .iter()
+        .filter(|other| {
+            catalog
+                .components
+                .get(*other)
+                .is_some_and(|c| c.spec.requires.iter().any(|r| r == name))
+        })
+        .cloned()
+        .collect();
+    if !dependents.is_empty() {
+        return Err(CellgenError::RequiredBy {
+            name: name.into(),
+            cell: cell.name.clone(),
+            dependents,
+        });
+    }
+
+    for layer_name in &component.spec.layers {
+        let Some(layer) = config.layer(layer_name) else {
+            continue;
+        };
+        let reference = component_ref(&layer.path, name, layer_name);
+        let path = cell_flux_dir(&cell.name).join(format!("{layer_name}.yaml"));
+        edit(plan, &path, |text| {
+            yaml::remove_flux_component(text, &reference).map_err(|e| invalid(&path, e))
+        })?;
+    }
+    let tf = cell_terraform_dir(&cell.name).join(format!("{name}.tf"));
+    if plan.exists(&tf) {
+        plan.delete(tf)?;
+    }
+    let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
+    edit(plan, &metadata, |text| {
+        let mut text = text.to_string();
+        for key in component.spec.keys.keys() {
+            text = hcl::remove_data_entry(&text, key).map_err(|e| invalid(&metadata, e))?;
+        }
+        for dep in component.depends_on() {
+            text = hcl::remove_depends_on(&text, &dep).map_err(|e| invalid(&metadata, e))?;
+        }
+        Ok(text)
+    })?;
+
+    // The shared component and its keys stay while any other cell runs it.
+    let still_used = all_cells(plan, &cell.name)?
+        .iter()
+        .filter(|c| **c != cell.name)
+        .map(|c| cell_components(plan, &config, c).map(|set| set.contains(name)))
+        .collect::<Result<Vec<bool>, _>>()?
+        .into_iter()
+        .any(|used| used);
+    if !still_used {
+        if component.origin == Origin::Embedded {
+            for (path, contents) in component.shared_files(templates) {
+                // A file the user changed is theirs to delete.
+                if plan.read(&path)?.as_deref() == Some(contents.as_str()) {
+                    plan.delete(path)?;
+                }
+            }
+        }
+        let owned: Vec<(String, KeySpec)> = config
+            .keys
+            .iter()
+            .filter(|(_, s)| s.component.as_deref() == Some(name))
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect();
+        if !owned.is_empty() {
+            // Dropping exactly the keys the last bump added restores the previous contract, so
+            // its number comes back too; any other change of the key set is a new number.
+            let remaining_at_schema = config
+                .keys
+                .iter()
+                .any(|(k, s)| s.since == Some(config.schema) && !owned.iter().any(|(o, _)| o == k));
+            let all_added_last = owned.iter().all(|(_, s)| s.since == Some(config.schema));
+            let schema = if all_added_last && !remaining_at_schema {
+                config.schema - 1
+            } else {
+                config.schema + 1
+            };
+            let keys: Vec<String> = owned.into_iter().map(|(k, _)| k).collect();
+            edit(plan, Path::new(CONFIG_FILE), |text| {
+                let text = yaml::remove_keys(text, &keys)
+                    .map_err(|e| invalid(Path::new(CONFIG_FILE), e))?;
+                yaml::set_schema(&text, schema).map_err(|e| invalid(Path::new(CONFIG_FILE), e))
+            })?;
+            set_schema_everywhere(plan, &cell.name, schema)?;
+            record_schema(&mut outcome, config.schema, schema);
+        }
+    }
+    outcome.changed.push(name.to_string());
+    validate_edits(plan, &cell.name)?;
+    Ok(outcome)
+}
+
+fn record_schema(outcome: &mut Outcome, from: u32, to: u32) {
+    let start = outcome.schema.map_or(from, |(start, _)| start);
+    outcome.schema = Some((start, to));
+}
+
+/// Every cell's ConfigMap carries the contract's number, so all of them move together.
+fn set_schema_everywhere(plan: &mut Plan, current: &str, schema: u32) -> Result<(), CellgenError> {
+    for cell in all_cells(plan, current)? {
+        let path = cell_terraform_dir(&cell).join(METADATA_FILE);
+        let Some(text) = plan.read(&path)? else {
+            continue;
+        };
+        let meta = hcl::read(&text).map_err(|e| invalid(&path, e))?;
+        if meta.get(SCHEMA_KEY).is_some() {
+            let edited = hcl::set_data_value(&text, SCHEMA_KEY, &format!("\"{schema}\""))
+                .map_err(|e| invalid(&path, e))?;
+            if edited != text {
+                plan.write(path, edited)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A component's layers must be layers of the repository, and a repository component's layer
+/// directories must hold Kustomize Components.
+fn validate_component(
+    plan: &Plan,
+    config: &Config,
+    component: &Component,
+) -> Result<(), CellgenError> {
+    let spec_path = Path::new(COMPONENTS_DIR)
+        .join(&component.name)
+        .join(crate::catalog::SPEC_FILE);
+    for layer in &component.spec.layers {
+        if config.layer(layer).is_none() {
+            return Err(invalid(
+                &spec_path,
+                format!(
+                    "layer `{layer}` is not a layer of this repository (cellgen.yaml has: {})",
+                    config.layer_names().join(", ")
+                ),
+            ));
+        }
+        if component.origin == Origin::Repository {
+            let kustomization = component.layer_dir(layer).join("kustomization.yaml");
+            let text = plan.read(&kustomization)?.ok_or_else(|| invalid(&kustomization, "missing: each layer of a component needs a kustomization.yaml with `kind: Component`"))?;
+            let value: yaml_serde::Value =
+                yaml_serde::from_str(&text).map_err(|e| invalid(&kustomization, e))?;
+            if value.get("kind").and_then(|k| k.as_str()) != Some("Component") {
+                return Err(invalid(
+                    &kustomization,
+                    "is not a Kustomize Component: set `apiVersion: kustomize.config.k8s.io/v1alpha1` and `kind: Component`",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_are_relative_to_the_layer_path() {
+        assert_eq!(
+            component_ref("./infrastructure/controllers", "karpenter", "controllers"),
+            "../../components/karpenter/controllers"
+        );
+        assert_eq!(component_ref("apps", "x", "apps"), "../components/x/apps");
+        assert_eq!(
+            resolve_ref(
+                "./infrastructure/controllers",
+                "../../components/karpenter/controllers"
+            )
+            .unwrap(),
+            PathBuf::from("components/karpenter/controllers")
+        );
+        assert_eq!(resolve_ref("apps", "../../../etc"), None);
+    }
+}
