@@ -1,0 +1,151 @@
+//! The key contract, per cell: what `cell-metadata.tf` writes against what `cellgen.yaml`
+//! promises, and the sample ConfigMap `check` renders with.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::findings::Finding;
+use super::secrets::secret_reason;
+use crate::catalog::Catalog;
+use crate::components::METADATA_FILE;
+use crate::config::{CONFIG_FILE, Config, SCHEMA_KEY, line_of};
+use crate::edit::hcl;
+use crate::keys::is_valid_key_name;
+use crate::repo::cell_terraform_dir;
+
+/// The cell-metadata ConfigMap as `check` assumes it: literals as written, expressions replaced by
+/// the contract's example.
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    pub data: BTreeMap<String, String>,
+}
+
+pub fn metadata_path(cell: &str) -> PathBuf {
+    cell_terraform_dir(cell).join(METADATA_FILE)
+}
+
+/// Checks one cell's ConfigMap against the contract and returns the sample data to render with.
+pub fn check_cell(
+    root: &Path,
+    config: &Config,
+    catalog: &Catalog,
+    cell: &str,
+    components: &BTreeSet<String>,
+    overrides: &BTreeMap<String, String>,
+    findings: &mut Vec<Finding>,
+) -> Sample {
+    let path = metadata_path(cell);
+    let mut report = |f: Finding| findings.push(f.in_cell(cell));
+    let text = match std::fs::read_to_string(root.join(&path)) {
+        Ok(text) => text,
+        Err(_) => {
+            report(Finding::error("missing-metadata", &path, None, "the cell has no cell-metadata.tf, so Flux has nothing to substitute from: regenerate it with `cellgen new <cell> --force`"));
+            return Sample { data: overrides.clone() };
+        }
+    };
+    let meta = match hcl::read(&text) {
+        Ok(meta) => meta,
+        Err(e) => {
+            report(Finding::error("invalid-metadata", &path, Some(e.line), format!("cannot read the cell-metadata ConfigMap: {}", e.message)));
+            return Sample { data: overrides.clone() };
+        }
+    };
+    let data_line = line_of(&text, "data").or(Some(1));
+
+    // What the contract says this cell must write: base keys, and the keys of its components.
+    let mut expected: BTreeMap<&str, String> = BTreeMap::new();
+    for (key, spec) in &config.keys {
+        match &spec.component {
+            None => {
+                expected.insert(key, "a base key".into());
+            }
+            Some(c) if components.contains(c) => {
+                expected.insert(key, format!("a key of component {c}"));
+            }
+            Some(_) => {}
+        }
+    }
+    for name in components {
+        if let Some(component) = catalog.components.get(name) {
+            for key in component.spec.keys.keys() {
+                if !config.keys.contains_key(key) {
+                    report(Finding::error(
+                        "uncontracted-key",
+                        CONFIG_FILE,
+                        line_of(&config_text_or_empty(root), "keys:"),
+                        format!("component {name} needs key `{key}`, which cellgen.yaml's contract lacks: add it under keys (description, example) and bump schema"),
+                    ));
+                }
+                expected.entry(key).or_insert_with(|| format!("a key of component {name}"));
+            }
+        }
+    }
+
+    let mut data = BTreeMap::new();
+    match meta.get(SCHEMA_KEY) {
+        None => report(Finding::error("schema-mismatch", &path, data_line, format!("data has no `schema` key; cellgen.yaml is at schema {}: add `schema = \"{}\"`", config.schema, config.schema))),
+        Some(entry) => match entry.literal.as_deref().map(str::parse::<u32>) {
+            Some(Ok(n)) if n == config.schema => {}
+            Some(Ok(n)) => report(Finding::error(
+                "schema-mismatch",
+                &path,
+                Some(entry.line),
+                format!("schema is {n} here but {} in cellgen.yaml: the key set and its number change on both sides together (set `schema = \"{}\"`)", config.schema, config.schema),
+            )),
+            _ => report(Finding::error("schema-mismatch", &path, Some(entry.line), format!("schema must be the literal string \"{}\", not `{}`", config.schema, entry.value))),
+        },
+    }
+    for entry in &meta.entries {
+        if !is_valid_key_name(&entry.key) {
+            report(Finding::error(
+                "invalid-key-name",
+                &path,
+                Some(entry.line),
+                format!("`{}` is not a valid Flux variable name, so no manifest could use it (letters, digits, underscores; e.g. `{}`)", entry.key, entry.key.replace(['-', '.'], "_")),
+            ));
+        }
+        if let Some(reason) = secret_reason(&entry.key, &entry.value, entry.literal.as_deref()) {
+            report(Finding::error(
+                "secret-value",
+                &path,
+                Some(entry.line),
+                format!("`{}` looks like a secret ({reason}); cell-metadata holds identifiers only: deliver secrets through External Secrets or Pod Identity", entry.key),
+            ));
+        }
+        if entry.key != SCHEMA_KEY && !config.keys.contains_key(&entry.key) && !expected.contains_key(entry.key.as_str()) {
+            report(Finding::error(
+                "uncontracted-key",
+                &path,
+                Some(entry.line),
+                format!(
+                    "`{}` is written by Terraform but cellgen.yaml's contract lacks it{}: add it under keys (description, example) and bump schema, or remove it here",
+                    entry.key,
+                    crate::suggest::hint(&entry.key, config.keys.keys().map(String::as_str))
+                ),
+            ));
+        }
+        let value = entry
+            .literal
+            .clone()
+            .or_else(|| config.keys.get(&entry.key).map(|k| k.example.clone()))
+            .or_else(|| components.iter().filter_map(|c| catalog.components.get(c)).find_map(|c| c.spec.keys.get(&entry.key).map(|k| k.example.clone())))
+            .unwrap_or_else(|| format!("example-{}", entry.key));
+        data.insert(entry.key.clone(), value);
+    }
+    for (key, why) in &expected {
+        if meta.get(key).is_none() {
+            report(Finding::error(
+                "missing-key",
+                &path,
+                data_line,
+                format!("cellgen.yaml's contract has `{key}` ({why}) but this cell's ConfigMap does not write it: add `{key} = <expression>` to data"),
+            ));
+        }
+    }
+    data.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
+    Sample { data }
+}
+
+fn config_text_or_empty(root: &Path) -> String {
+    std::fs::read_to_string(root.join(CONFIG_FILE)).unwrap_or_default()
+}
