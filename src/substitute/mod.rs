@@ -14,6 +14,7 @@ mod eval;
 pub mod flux;
 mod goyaml;
 mod parse;
+mod resolve;
 
 pub use flux::{PostBuild, SubstituteOptions, Vars, substitute_object};
 pub use goyaml::to_flux_yaml;
