@@ -14,10 +14,17 @@ fn eval(params: &[(&str, &str)], input: &str, strict: bool) -> Result<String, Su
     envsubst(input, &|k| m.get(k).cloned(), strict)
 }
 
+/// (params, input, expected output)
+type Case = (
+    &'static [(&'static str, &'static str)],
+    &'static str,
+    &'static str,
+);
+
 /// envsubst/eval_test.go TestExpand (non-strict: the mapping always reports "exists").
 #[test]
 fn test_expand() {
-    let cases: &[(&[(&str, &str)], &str, &str)] = &[
+    let cases: &[Case] = &[
         (&[], "abcdEFGH28ij", "abcdEFGH28ij"),
         (&[("var01", "abcdEFGH28ij")], "${#var01}", "12"),
         (&[("var01", "abcdEFGH28ij")], "${var01^}", "AbcdEFGH28ij"),

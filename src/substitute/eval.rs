@@ -331,11 +331,7 @@ fn scan_chunk(mut pattern: &[u8]) -> (bool, &[u8], &[u8]) {
     let mut i = 0;
     while i < pattern.len() {
         match pattern[i] {
-            b'\\' => {
-                if i + 1 < pattern.len() {
-                    i += 1;
-                }
-            }
+            b'\\' if i + 1 < pattern.len() => i += 1,
             b'[' => inrange = true,
             b']' => inrange = false,
             b'*' if !inrange => break,

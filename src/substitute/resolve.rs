@@ -36,10 +36,11 @@ pub(crate) fn resolves_to_str(s: &str) -> bool {
             if let Some(b) = plain
                 .strip_prefix("0b")
                 .or_else(|| plain.strip_prefix("-0b"))
+                && !b.is_empty()
+                && b.bytes().all(|c| c == b'0' || c == b'1')
+                && b.len() <= 64
             {
-                if !b.is_empty() && b.bytes().all(|c| c == b'0' || c == b'1') && b.len() <= 64 {
-                    return false;
-                }
+                return false;
             }
             true
         }
@@ -197,7 +198,7 @@ fn is_timestamp(s: &str) -> bool {
         }
         i += 1;
         let d = num(&mut i, 2)?;
-        let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        let leap = (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
         let days = match m {
             1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
             4 | 6 | 9 | 11 => 30,
@@ -245,9 +246,7 @@ fn is_timestamp(s: &str) -> bool {
     }
     match &b[i..] {
         [b'Z'] => true,
-        [sign, h1, h2, b':', m1, m2] if matches!(sign, b'+' | b'-') => {
-            [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit())
-        }
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
         _ => false,
     }
 }
