@@ -2,6 +2,7 @@
 
 pub mod catalog;
 pub mod cell;
+pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod components;
@@ -9,10 +10,13 @@ pub mod config;
 pub mod edit;
 pub mod error;
 pub mod keys;
+pub mod kustomize;
 pub mod plan;
 pub mod prompt;
+pub mod render;
 pub mod repo;
 pub mod scaffold;
 pub mod state;
+pub mod substitute;
 pub mod suggest;
 pub mod templates;

@@ -1,0 +1,13 @@
+#![no_main]
+//! The engine must never panic, whatever the text and whichever mode.
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(s) = std::str::from_utf8(data) {
+        let lookup = |k: &str| (!k.starts_with('m')).then(|| format!("{k}😀 v"));
+        let _ = cellgen::substitute::envsubst(s, &lookup, true);
+        let _ = cellgen::substitute::envsubst(s, &lookup, false);
+        let _ = cellgen::substitute::analyze(s);
+    }
+});

@@ -1,0 +1,144 @@
+//! Per-object substitution as kustomize-controller runs it: fluxcd/pkg
+//! `kustomize/kustomize_varsub.go` (`SubstituteVariables`, `LoadVariables`, `varSubstitution`).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Number, Value};
+
+use super::{SubstError, envsubst, is_valid_var_name, to_flux_yaml};
+
+/// The label/annotation that opts an object out of substitution when set to `disabled`.
+pub const SUBSTITUTE_ANNOTATION: &str = "kustomize.toolkit.fluxcd.io/substitute";
+
+/// A Flux Kustomization's `spec.postBuild`, with `substituteFrom` already resolved to the
+/// `.data` maps it names (in list order; an absent `optional: true` source is simply left out).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PostBuild {
+    /// `spec.postBuild.substitute` (inline; wins over every `substituteFrom` entry).
+    pub substitute: BTreeMap<String, String>,
+    /// The `.data` of each `substituteFrom` ConfigMap/Secret, in list order (later wins).
+    pub substitute_from: Vec<BTreeMap<String, String>>,
+    /// `spec.postBuild.substituteStrategy: Always`.
+    pub strategy_always: bool,
+    /// Whether the controller runs with `StrictPostBuildSubstitutions`.
+    pub strict: bool,
+}
+
+/// The merged variable map (`LoadVariables` + the inline overrides).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Vars(pub BTreeMap<String, String>);
+
+impl Vars {
+    /// A variable's value, if present.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+
+    /// Whether no variable at all is defined.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// How to run [`substitute_object`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SubstituteOptions {
+    /// `StrictPostBuildSubstitutions`: a missing variable without default is an error.
+    pub strict: bool,
+    /// `substituteStrategy: Always`: substitute even when no variable is defined.
+    pub strategy_always: bool,
+}
+
+impl PostBuild {
+    /// Merge the variables as Flux does: `substituteFrom` entries in order, later ones win,
+    /// inline `substitute` wins over all; every `\n` (only `\n`, not `\r`) is removed from
+    /// values. Names are not validated here: Flux validates them when substituting.
+    pub fn vars(&self) -> Vars {
+        let mut vars = BTreeMap::new();
+        for data in &self.substitute_from {
+            for (k, v) in data {
+                vars.insert(k.clone(), v.replace('\n', ""));
+            }
+        }
+        for (k, v) in &self.substitute {
+            vars.insert(k.clone(), v.replace('\n', ""));
+        }
+        Vars(vars)
+    }
+
+    /// The options this post-build implies.
+    pub fn options(&self) -> SubstituteOptions {
+        SubstituteOptions {
+            strict: self.strict,
+            strategy_always: self.strategy_always,
+        }
+    }
+}
+
+/// Whether `obj` carries `kustomize.toolkit.fluxcd.io/substitute: disabled` as a label or an
+/// annotation.
+pub fn substitution_disabled(obj: &Value) -> bool {
+    ["labels", "annotations"].iter().any(|field| {
+        obj.pointer(&format!("/metadata/{field}"))
+            .and_then(|m| m.get(SUBSTITUTE_ANNOTATION))
+            .and_then(Value::as_str)
+            == Some("disabled")
+    })
+}
+
+/// Substitute variables in one object the way kustomize-controller does.
+///
+/// Steps, in Flux's order:
+/// 1. an object with the `disabled` label/annotation is returned unchanged;
+/// 2. when the variable map is empty and the strategy is not `Always`, the object is returned
+///    unchanged. Flux's condition is `len(vars) > 0`: it is about variables being *defined*,
+///    not about any of them being referenced, and with it strict mode never fires;
+/// 3. every key must match [`super::VAR_NAME_REGEX`], else [`SubstError::InvalidVarName`]
+///    (the first invalid key in sorted order; Go reports a random one);
+/// 4. the object is serialised with [`to_flux_yaml`], run through [`envsubst`] (error offsets
+///    index into that YAML text), and parsed back as YAML, so types can change: a
+///    `"${replicas}"` string becomes an integer once substituted.
+pub fn substitute_object(
+    obj: &Value,
+    vars: &Vars,
+    opts: &SubstituteOptions,
+) -> Result<Value, SubstError> {
+    if substitution_disabled(obj) || (vars.is_empty() && !opts.strategy_always) {
+        return Ok(obj.clone());
+    }
+    if let Some(bad) = vars.0.keys().find(|k| !is_valid_var_name(k)) {
+        return Err(SubstError::InvalidVarName { name: bad.clone() });
+    }
+    let yaml = to_flux_yaml(obj);
+    let lookup = |name: &str| vars.get(name).map(str::to_owned);
+    let out = envsubst(&yaml, &lookup, opts.strict)?;
+    let value: Value = yaml_serde::from_str(&out).map_err(|e| SubstError::Yaml {
+        message: e.to_string(),
+    })?;
+    Ok(normalize_numbers(value))
+}
+
+/// Go's JSON encoder writes integral floats as integers; mirror that so `1.0` compares as `1`.
+fn normalize_numbers(v: Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f)
+                if !n.is_i64()
+                    && !n.is_u64()
+                    && f.fract() == 0.0
+                    && f >= i64::MIN as f64
+                    && f < i64::MAX as f64 =>
+            {
+                Value::Number(Number::from(f as i64))
+            }
+            _ => Value::Number(n),
+        },
+        Value::Array(a) => Value::Array(a.into_iter().map(normalize_numbers).collect()),
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, v)| (k, normalize_numbers(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
