@@ -1,1 +1,2 @@
 //! cellgen: scaffold and check EKS cells that bridge Terraform and Flux through one ConfigMap.
+pub mod kustomize;
