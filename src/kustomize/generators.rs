@@ -232,11 +232,6 @@ pub fn hash(obj: &Value) -> String {
             .cloned()
             .unwrap_or(json!(""))
     };
-    let name = obj
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .cloned()
-        .unwrap_or(json!(""));
     let mut m = Map::new();
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
     m.insert("kind".into(), json!(kind));

@@ -363,7 +363,7 @@ fn fix_subjects(r: &mut Res, cands: &[Cand], ref_ns: &[String]) {
         if let Some(c) = resolve(cands, "ServiceAccount", name, &ns) {
             let (new_name, new_ns) = (c.name.clone(), c.ns.clone());
             s.insert("name".into(), Value::String(new_name));
-            if s.contains_key("namespace") && !new_ns.is_empty() {
+            if !new_ns.is_empty() {
                 s.insert("namespace".into(), Value::String(new_ns));
             }
         }
