@@ -16,7 +16,11 @@ fn fixtures() -> PathBuf {
 }
 
 fn have_kubectl() -> bool {
-    Command::new("kubectl").arg("version").arg("--client").output().is_ok_and(|o| o.status.success())
+    Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 fn kubectl(dir: &Path) -> Vec<Value> {
@@ -25,7 +29,12 @@ fn kubectl(dir: &Path) -> Vec<Value> {
         .arg(dir)
         .output()
         .expect("run kubectl");
-    assert!(out.status.success(), "kubectl kustomize {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "kubectl kustomize {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     parse_stream(&String::from_utf8_lossy(&out.stdout))
 }
 
@@ -40,14 +49,27 @@ fn parse_stream(text: &str) -> Vec<Value> {
 fn ids(objs: &[Value]) -> Vec<String> {
     objs.iter()
         .map(|o| {
-            let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
-            format!("{} {}/{}", s("/kind"), s("/metadata/namespace"), s("/metadata/name"))
+            let s = |p: &str| {
+                o.pointer(p)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            format!(
+                "{} {}/{}",
+                s("/kind"),
+                s("/metadata/namespace"),
+                s("/metadata/name")
+            )
         })
         .collect()
 }
 
 fn sorted_json(objs: &[Value]) -> Vec<String> {
-    let mut v: Vec<String> = objs.iter().map(|o| serde_json::to_string_pretty(o).unwrap()).collect();
+    let mut v: Vec<String> = objs
+        .iter()
+        .map(|o| serde_json::to_string_pretty(o).unwrap())
+        .collect();
     v.sort();
     v
 }
@@ -62,15 +84,25 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    let mut dirs: Vec<_> = std::fs::read_dir(fixtures()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut dirs: Vec<_> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     dirs.sort();
     for root in dirs {
-        let Ok(text) = std::fs::read_to_string(root.join("case.yaml")) else { continue };
+        let Ok(text) = std::fs::read_to_string(root.join("case.yaml")) else {
+            continue;
+        };
         let spec: Value = yaml_serde::from_str(&text).unwrap();
         let list = |k: &str| -> Vec<String> {
             spec.get(k)
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(String::from)
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         out.push(Case {
@@ -97,12 +129,25 @@ fn compare(case: &Case, what: &str, native: &[Value], oracle: &[Value]) -> Optio
         return Some(format!(
             "{}: objects differ from {what}\n--- native only:\n{}\n--- {what} only:\n{}",
             case.name,
-            only_n.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"),
-            only_o.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"),
+            only_n
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            only_o
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
         ));
     }
     if ids(native) != ids(oracle) {
-        return Some(format!("{}: order differs from {what}\nnative: {:#?}\n{what}: {:#?}", case.name, ids(native), ids(oracle)));
+        return Some(format!(
+            "{}: order differs from {what}\nnative: {:#?}\n{what}: {:#?}",
+            case.name,
+            ids(native),
+            ids(oracle)
+        ));
     }
     None
 }

@@ -147,6 +147,12 @@ pub fn template_labels() -> Vec<FieldSpec> {
         v.push(FieldSpec::new(k, "spec/template/metadata/labels", true));
     }
     v.push(FieldSpec::grouped(
+        "apps",
+        "StatefulSet",
+        "spec/volumeClaimTemplates[]/metadata/labels",
+        true,
+    ));
+    v.push(FieldSpec::grouped(
         "batch",
         "Job",
         "spec/template/metadata/labels",
@@ -189,12 +195,6 @@ pub fn common_labels() -> Vec<FieldSpec> {
         "apps",
         "StatefulSet",
         "spec/selector/matchLabels",
-        true,
-    ));
-    v.push(FieldSpec::grouped(
-        "apps",
-        "StatefulSet",
-        "spec/volumeClaimTemplates[]/metadata/labels",
         true,
     ));
     const AFFINITY: [&str; 5] = [
