@@ -1,0 +1,180 @@
+//! Building with an external `kustomize build` / `kubectl kustomize`.
+//!
+//! Flux appends `spec.components` to the kustomization at `spec.path` itself (and
+//! generates one when missing), so when either applies the repository is copied
+//! to a temporary directory and the copy's kustomization is edited there; the
+//! repository is never written to.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::{BuildError, Resource, flux_generate, load};
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()))
+}
+
+fn command_for(dir: &Path) -> Result<(Command, String), BuildError> {
+    let (mut cmd, shown) = if on_path("kustomize") {
+        let mut c = Command::new("kustomize");
+        c.arg("build");
+        (c, "kustomize build")
+    } else if on_path("kubectl") {
+        let mut c = Command::new("kubectl");
+        c.arg("kustomize");
+        (c, "kubectl kustomize")
+    } else {
+        return Err(BuildError::External {
+            command: "kustomize build".into(),
+            stderr: "neither kustomize nor kubectl is on PATH".into(),
+        });
+    };
+    // kustomize-controller builds with LoadRestrictionsNone.
+    cmd.arg("--load-restrictor")
+        .arg("LoadRestrictionsNone")
+        .arg(dir);
+    Ok((
+        cmd,
+        format!(
+            "{shown} --load-restrictor LoadRestrictionsNone {}",
+            dir.display()
+        ),
+    ))
+}
+
+/// A temporary directory removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<Self, BuildError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let p = std::env::temp_dir().join(format!(
+            "cellgen-kustomize-{}-{nanos}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&p).map_err(|source| BuildError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        Ok(TempDir(p))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BuildError::Io { path, source }
+    };
+    std::fs::create_dir_all(to).map_err(io(to))?;
+    for entry in std::fs::read_dir(from).map_err(io(from))? {
+        let entry = entry.map_err(io(from))?;
+        let src = entry.path();
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        let dst = to.join(entry.file_name());
+        if src.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(io(&src))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the kustomization Flux would build into `dir` (a copy): the existing one
+/// with components appended, or a generated one.
+fn flux_kustomization(root: &Path, dir: &Path, components: &[String]) -> Result<(), BuildError> {
+    let (file, mut k) = match load::find_kustomization(dir) {
+        Some(f) => {
+            let text = load::read_to_string(root, &f)?;
+            let v = load::parse_one(&load::rel(root, &f), &text)?;
+            (f, v)
+        }
+        None => {
+            let res = flux_generate::resources(root, dir, &mut Default::default())?;
+            let v = serde_json::json!({
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": res,
+            });
+            (dir.join("kustomization.yaml"), v)
+        }
+    };
+    if !components.is_empty() {
+        let Some(map) = k.as_object_mut() else {
+            return Err(BuildError::Invalid {
+                file: load::rel(root, &file),
+                message: "kustomization is not a mapping".into(),
+            });
+        };
+        let list = map
+            .entry("components")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(items) = list {
+            items.extend(components.iter().map(|c| Value::String(c.clone())));
+        }
+    }
+    let text = serde_json::to_string_pretty(&k).unwrap_or_default();
+    std::fs::write(&file, text).map_err(|source| BuildError::Io {
+        path: file.clone(),
+        source,
+    })
+}
+
+pub fn build(
+    repo_root: &Path,
+    path: &str,
+    components: &[String],
+) -> Result<Vec<Resource>, BuildError> {
+    let dir = load::normalize(&repo_root.join(path));
+    let kfile = load::find_kustomization(&dir);
+    let origin = load::rel(repo_root, kfile.as_deref().unwrap_or(&dir));
+    let tmp;
+    let build_dir = if components.is_empty() && kfile.is_some() {
+        dir.clone()
+    } else {
+        tmp = TempDir::new()?;
+        copy_tree(repo_root, &tmp.0)?;
+        let copied = tmp
+            .0
+            .join(dir.strip_prefix(repo_root).unwrap_or(Path::new(path)));
+        flux_kustomization(&tmp.0, &copied, components)?;
+        copied
+    };
+    let (mut cmd, shown) = command_for(&build_dir)?;
+    let out = cmd.output().map_err(|e| BuildError::External {
+        command: shown.clone(),
+        stderr: e.to_string(),
+    })?;
+    if !out.status.success() {
+        return Err(BuildError::External {
+            command: shown,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let docs = load::parse_docs(Path::new(&shown), &text)?;
+    Ok(docs
+        .into_iter()
+        .map(|object| Resource {
+            object,
+            origin: origin.clone(),
+            patched_by: Vec::new(),
+        })
+        .collect())
+}

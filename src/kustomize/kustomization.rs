@@ -1,0 +1,245 @@
+//! Typed model of kustomization.yaml / Component files. Unknown fields are
+//! rejected up front as `Unsupported` so nothing is silently ignored.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::BuildError;
+
+const TOP_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "resources",
+    "bases",
+    "components",
+    "namespace",
+    "namePrefix",
+    "nameSuffix",
+    "commonLabels",
+    "labels",
+    "commonAnnotations",
+    "patches",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "images",
+    "configMapGenerator",
+    "secretGenerator",
+    "generatorOptions",
+    "replicas",
+];
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Kustomization {
+    pub api_version: Option<String>,
+    pub kind: Option<String>,
+    pub resources: Vec<String>,
+    pub bases: Vec<String>,
+    pub components: Vec<String>,
+    pub namespace: Option<String>,
+    pub name_prefix: Option<String>,
+    pub name_suffix: Option<String>,
+    pub common_labels: BTreeMap<String, String>,
+    pub labels: Vec<Label>,
+    pub common_annotations: BTreeMap<String, String>,
+    pub patches: Vec<Patch>,
+    pub patches_strategic_merge: Vec<String>,
+    pub patches_json6902: Vec<Patch>,
+    pub images: Vec<Image>,
+    pub config_map_generator: Vec<Generator>,
+    pub secret_generator: Vec<Generator>,
+    pub generator_options: Option<GeneratorOptions>,
+    pub replicas: Vec<Replica>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Label {
+    pub pairs: BTreeMap<String, String>,
+    pub include_selectors: bool,
+    pub include_templates: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Patch {
+    pub path: Option<String>,
+    pub patch: Option<String>,
+    pub target: Option<Selector>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Selector {
+    pub group: Option<String>,
+    pub version: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub label_selector: Option<String>,
+    pub annotation_selector: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Image {
+    pub name: String,
+    pub new_name: Option<String>,
+    pub new_tag: Option<String>,
+    pub digest: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Generator {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub behavior: Option<String>,
+    pub literals: Vec<String>,
+    pub files: Vec<String>,
+    pub envs: Vec<String>,
+    pub env: Option<String>,
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    pub options: Option<GeneratorOptions>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GeneratorOptions {
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub disable_name_suffix_hash: Option<bool>,
+    pub immutable: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Replica {
+    pub name: String,
+    pub count: i64,
+}
+
+/// Fails with `Unsupported` naming the first key of `v` not in `allowed`.
+fn check_keys(file: &Path, prefix: &str, v: &Value, allowed: &[&str]) -> Result<(), BuildError> {
+    if let Some(map) = v.as_object() {
+        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(BuildError::Unsupported {
+                file: file.to_path_buf(),
+                field: format!("{prefix}{k}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_each(file: &Path, v: &Value, field: &str, allowed: &[&str]) -> Result<(), BuildError> {
+    if let Some(Value::Array(items)) = v.get(field) {
+        for item in items {
+            check_keys(file, &format!("{field}[]."), item, allowed)?;
+        }
+    }
+    Ok(())
+}
+
+const SELECTOR: &[&str] = &[
+    "group",
+    "version",
+    "kind",
+    "name",
+    "namespace",
+    "labelSelector",
+    "annotationSelector",
+];
+const GEN_OPTIONS: &[&str] = &[
+    "labels",
+    "annotations",
+    "disableNameSuffixHash",
+    "immutable",
+];
+
+fn typed<T: DeserializeOwned>(file: &Path, v: Value) -> Result<T, BuildError> {
+    serde_json::from_value(v).map_err(|e| BuildError::Invalid {
+        file: file.to_path_buf(),
+        message: format!("invalid kustomization: {e}"),
+    })
+}
+
+impl Kustomization {
+    /// Validates field names and decodes `v`, the parsed kustomization file.
+    pub fn from_value(file: &Path, v: Value) -> Result<Self, BuildError> {
+        if !v.is_object() {
+            return Err(BuildError::Invalid {
+                file: file.to_path_buf(),
+                message: "kustomization is not a mapping".into(),
+            });
+        }
+        check_keys(file, "", &v, TOP_FIELDS)?;
+        for field in ["patches", "patchesJson6902"] {
+            check_each(file, &v, field, &["path", "patch", "target"])?;
+            if let Some(Value::Array(items)) = v.get(field) {
+                for item in items {
+                    if let Some(t) = item.get("target") {
+                        check_keys(file, &format!("{field}[].target."), t, SELECTOR)?;
+                    }
+                }
+            }
+        }
+        check_each(file, &v, "images", &["name", "newName", "newTag", "digest"])?;
+        check_each(
+            file,
+            &v,
+            "labels",
+            &["pairs", "includeSelectors", "includeTemplates"],
+        )?;
+        check_each(file, &v, "replicas", &["name", "count"])?;
+        for field in ["configMapGenerator", "secretGenerator"] {
+            let mut allowed = vec![
+                "name",
+                "namespace",
+                "behavior",
+                "literals",
+                "files",
+                "envs",
+                "env",
+                "options",
+            ];
+            if field == "secretGenerator" {
+                allowed.push("type");
+            }
+            check_each(file, &v, field, &allowed)?;
+            if let Some(Value::Array(items)) = v.get(field) {
+                for item in items {
+                    if let Some(o) = item.get("options") {
+                        check_keys(file, &format!("{field}[].options."), o, GEN_OPTIONS)?;
+                    }
+                }
+            }
+        }
+        if let Some(o) = v.get("generatorOptions") {
+            check_keys(file, "generatorOptions.", o, GEN_OPTIONS)?;
+        }
+        // Non-string label/annotation values would be stringified differently by
+        // kustomize; reject them instead of guessing.
+        for field in ["commonLabels", "commonAnnotations"] {
+            if let Some(Value::Object(m)) = v.get(field) {
+                if let Some((k, _)) = m.iter().find(|(_, val)| !val.is_string()) {
+                    return Err(BuildError::Invalid {
+                        file: file.to_path_buf(),
+                        message: format!("{field}.{k} must be a string"),
+                    });
+                }
+            }
+        }
+        typed(file, v)
+    }
+
+    pub fn is_component(&self) -> bool {
+        self.kind.as_deref() == Some("Component")
+    }
+}
