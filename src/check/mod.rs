@@ -17,7 +17,8 @@ use crate::kustomize::{BuildError, Mode, Resource};
 use crate::plan::Plan;
 use crate::render::{BuildCache, FluxLayer, cell_layers};
 use crate::repo::Repo;
-use crate::substitute::{SubstError, Vars, analyze, substitution_disabled, to_flux_yaml};
+use crate::substitute::flux::substitution_disabled;
+use crate::substitute::{SubstError, Vars, analyze, to_flux_yaml};
 use crate::suggest;
 pub use findings::{Finding, Report, Severity};
 
@@ -116,17 +117,13 @@ fn check_layer(
         }
     };
 
-    let mut unknown_sources = Vec::new();
-    let post_build = layer.post_build(&|s| {
-        if s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP {
-            Some(sample.clone())
-        } else {
-            if !s.optional {
-                unknown_sources.push(format!("{} {}", s.kind, s.name));
-            }
-            None
-        }
-    });
+    let unknown_sources: Vec<String> = layer
+        .substitute_from
+        .iter()
+        .filter(|s| !(s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP) && !s.optional)
+        .map(|s| format!("{} {}", s.kind, s.name))
+        .collect();
+    let post_build = layer.post_build(&|s| (s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP).then(|| sample.clone()));
     for source in unknown_sources {
         findings.push(Finding::warning(
             "unknown-source",
