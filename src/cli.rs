@@ -39,6 +39,77 @@ pub enum Command {
     RemoveComponent(ComponentArgs),
     /// List cells and the components each runs, or (`list components`) the component catalog.
     List(ListArgs),
+    /// Render every layer of every cell offline, in strict mode, and check the key contract.
+    Check(CheckArgs),
+    /// Print what Flux would apply for a cell, as multi-document YAML.
+    Render(RenderArgs),
+    /// Flux's variable substitution on stdin, to stdout (variables from the environment and --from).
+    Envsubst(EnvsubstArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Json,
+    /// GitHub Actions annotations.
+    Github,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KustomizeMode {
+    /// Native builder; an installed kustomize or kubectl builds what it does not support.
+    Auto,
+    /// Native builder only; unsupported kustomize features are errors.
+    Native,
+    /// Always run `kustomize build` (or `kubectl kustomize`).
+    External,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderOptions {
+    /// YAML file of values that replace the sample ConfigMap's (a ConfigMap, or a plain key: value map).
+    #[arg(long, value_name = "FILE")]
+    pub values: Option<PathBuf>,
+
+    /// How layers are built.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub kustomize: KustomizeMode,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Cells to check (default: all).
+    pub cells: Vec<String>,
+
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CheckFormat,
+
+    #[command(flatten)]
+    pub render: RenderOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The cell to render.
+    pub cell: String,
+
+    /// Only this layer (a Flux Kustomization name, e.g. controllers).
+    #[arg(long, value_name = "NAME")]
+    pub layer: Option<String>,
+
+    #[command(flatten)]
+    pub render: RenderOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct EnvsubstArgs {
+    /// Fail on a variable that is not set and has no default (Flux's StrictPostBuildSubstitutions).
+    #[arg(long)]
+    pub strict: bool,
+
+    /// YAML file of variables: a ConfigMap (its data) or a plain key: value map. Repeatable; later files win over earlier ones and over the environment.
+    #[arg(long, value_name = "FILE")]
+    pub from: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cellgen::cli::Cli::parse();
     match cellgen::commands::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");
             let code = err
