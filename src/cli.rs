@@ -20,7 +20,7 @@ pub struct Cli {
     pub directory: Option<PathBuf>,
 
     /// Never prompt: use defaults, and fail naming the flag where there is none.
-    #[arg(long, global = true, env = "CELLGEN_NO_INPUT")]
+    #[arg(long, global = true, env = "CELLGEN_NO_INPUT", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_input: bool,
 
     #[command(subcommand)]

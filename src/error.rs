@@ -42,14 +42,14 @@ pub enum CellgenError {
     #[error("{}: {message}", path.display())]
     InvalidFile { path: PathBuf, message: String },
 
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}", path.display())]
     Write {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
 
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Read {
         path: PathBuf,
         #[source]

@@ -282,7 +282,14 @@ fn remove_empty_parents(path: &Path, root: &Path) {
 pub fn read_optional(path: &Path) -> Result<Option<String>, CellgenError> {
     match fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err)
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
         Err(source) => Err(CellgenError::Read {
             path: path.to_path_buf(),
             source,

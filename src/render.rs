@@ -91,7 +91,8 @@ pub fn cell_layers(root: &Path, cell: &str) -> Result<Vec<FluxLayer>, LayerError
         #[serde(default)]
         resources: Vec<String>,
     }
-    let parsed: CellKustomization = yaml_serde::from_str(&text).map_err(|e| yaml_error(&kustomization, &e))?;
+    let parsed: CellKustomization =
+        yaml_serde::from_str(&text).map_err(|e| yaml_error(&kustomization, &e))?;
     let mut layers = Vec::new();
     for resource in parsed.resources {
         let file = dir.join(&resource);
@@ -106,7 +107,9 @@ pub fn cell_layers(root: &Path, cell: &str) -> Result<Vec<FluxLayer>, LayerError
         })?;
         for doc in yaml_serde::Deserializer::from_str(&text) {
             let raw = RawObject::deserialize(doc).map_err(|e| yaml_error(&file, &e))?;
-            if raw.kind != "Kustomization" || !raw.api_version.starts_with("kustomize.toolkit.fluxcd.io/") {
+            if raw.kind != "Kustomization"
+                || !raw.api_version.starts_with("kustomize.toolkit.fluxcd.io/")
+            {
                 continue;
             }
             layers.push(FluxLayer {
@@ -117,7 +120,8 @@ pub fn cell_layers(root: &Path, cell: &str) -> Result<Vec<FluxLayer>, LayerError
                 components: raw.spec.components,
                 substitute: raw.spec.post_build.substitute,
                 substitute_from: raw.spec.post_build.substitute_from,
-                strategy_always: raw.spec.post_build.substitute_strategy.as_deref() == Some("Always"),
+                strategy_always: raw.spec.post_build.substitute_strategy.as_deref()
+                    == Some("Always"),
             });
         }
     }
@@ -125,22 +129,36 @@ pub fn cell_layers(root: &Path, cell: &str) -> Result<Vec<FluxLayer>, LayerError
 }
 
 fn read(root: &Path, rel: &Path) -> Result<String, LayerError> {
-    std::fs::read_to_string(root.join(rel)).map_err(|e| LayerError { file: rel.to_path_buf(), line: None, message: format!("cannot read: {e}") })
+    std::fs::read_to_string(root.join(rel)).map_err(|e| LayerError {
+        file: rel.to_path_buf(),
+        line: None,
+        message: format!("cannot read: {e}"),
+    })
 }
 
 fn yaml_error(file: &Path, e: &yaml_serde::Error) -> LayerError {
-    LayerError { file: file.to_path_buf(), line: e.location().map(|l| l.line()), message: format!("not a valid Flux Kustomization: {e}") }
+    LayerError {
+        file: file.to_path_buf(),
+        line: e.location().map(|l| l.line()),
+        message: format!("not a valid Flux Kustomization: {e}"),
+    }
 }
 
 impl FluxLayer {
     /// `spec.path` without `./`, as a repository-relative path.
     pub fn build_path(&self) -> String {
-        self.path.trim_start_matches("./").trim_end_matches('/').to_string()
+        self.path
+            .trim_start_matches("./")
+            .trim_end_matches('/')
+            .to_string()
     }
 
     /// The variables Flux would substitute, with `data` standing for the cell-metadata
     /// ConfigMap and `others` for any other ConfigMap/Secret the layer names (absent = unknown).
-    pub fn post_build(&self, sources: &dyn Fn(&SubstituteRef) -> Option<BTreeMap<String, String>>) -> PostBuild {
+    pub fn post_build(
+        &self,
+        sources: &dyn Fn(&SubstituteRef) -> Option<BTreeMap<String, String>>,
+    ) -> PostBuild {
         PostBuild {
             substitute: self.substitute.clone(),
             substitute_from: self.substitute_from.iter().filter_map(sources).collect(),
@@ -161,14 +179,22 @@ pub struct BuildCache {
 
 impl BuildCache {
     pub fn new(root: &Path, mode: Mode) -> BuildCache {
-        BuildCache { root: root.to_path_buf(), mode, builds: HashMap::new() }
+        BuildCache {
+            root: root.to_path_buf(),
+            mode,
+            builds: HashMap::new(),
+        }
     }
 
     pub fn build(&mut self, layer: &FluxLayer) -> Built {
         let key = (layer.build_path(), layer.components.clone());
         self.builds
             .entry(key)
-            .or_insert_with_key(|(path, components)| Arc::new(kustomize::build(&self.root, path, components, self.mode).map_err(Arc::new)))
+            .or_insert_with_key(|(path, components)| {
+                Arc::new(
+                    kustomize::build(&self.root, path, components, self.mode).map_err(Arc::new),
+                )
+            })
             .clone()
     }
 
@@ -183,11 +209,24 @@ pub struct RenderedObject<'a> {
     pub result: Result<Value, SubstError>,
 }
 
-pub fn substitute_all<'a>(resources: &'a [Resource], vars: &Vars, options: &SubstituteOptions) -> Vec<RenderedObject<'a>> {
-    resources.iter().map(|resource| RenderedObject { resource, result: substitute_object(&resource.object, vars, options) }).collect()
+pub fn substitute_all<'a>(
+    resources: &'a [Resource],
+    vars: &Vars,
+    options: &SubstituteOptions,
+) -> Vec<RenderedObject<'a>> {
+    resources
+        .iter()
+        .map(|resource| RenderedObject {
+            resource,
+            result: substitute_object(&resource.object, vars, options),
+        })
+        .collect()
 }
 
 /// Objects as multi-document YAML, the way `kubectl` users read them.
 pub fn to_multi_doc(objects: &[Value]) -> String {
-    objects.iter().map(|o| format!("---\n{}", crate::substitute::to_flux_yaml(o))).collect()
+    objects
+        .iter()
+        .map(|o| format!("---\n{}", crate::substitute::to_flux_yaml(o)))
+        .collect()
 }

@@ -39,15 +39,29 @@ pub fn check_cell(
     let text = match std::fs::read_to_string(root.join(&path)) {
         Ok(text) => text,
         Err(_) => {
-            report(Finding::error("missing-metadata", &path, None, "the cell has no cell-metadata.tf, so Flux has nothing to substitute from: regenerate it with `cellgen new <cell> --force`"));
-            return Sample { data: overrides.clone() };
+            report(Finding::error(
+                "missing-metadata",
+                &path,
+                None,
+                "the cell has no cell-metadata.tf, so Flux has nothing to substitute from: regenerate it with `cellgen new <cell> --force`",
+            ));
+            return Sample {
+                data: overrides.clone(),
+            };
         }
     };
     let meta = match hcl::read(&text) {
         Ok(meta) => meta,
         Err(e) => {
-            report(Finding::error("invalid-metadata", &path, Some(e.line), format!("cannot read the cell-metadata ConfigMap: {}", e.message)));
-            return Sample { data: overrides.clone() };
+            report(Finding::error(
+                "invalid-metadata",
+                &path,
+                Some(e.line),
+                format!("cannot read the cell-metadata ConfigMap: {}", e.message),
+            ));
+            return Sample {
+                data: overrides.clone(),
+            };
         }
     };
     let data_line = line_of(&text, "data").or(Some(1));
@@ -73,26 +87,49 @@ pub fn check_cell(
                         "uncontracted-key",
                         CONFIG_FILE,
                         line_of(&config_text_or_empty(root), "keys:"),
-                        format!("component {name} needs key `{key}`, which cellgen.yaml's contract lacks: add it under keys (description, example) and bump schema"),
+                        format!(
+                            "component {name} needs key `{key}`, which cellgen.yaml's contract lacks: add it under keys (description, example) and bump schema"
+                        ),
                     ));
                 }
-                expected.entry(key).or_insert_with(|| format!("a key of component {name}"));
+                expected
+                    .entry(key)
+                    .or_insert_with(|| format!("a key of component {name}"));
             }
         }
     }
 
     let mut data = BTreeMap::new();
     match meta.get(SCHEMA_KEY) {
-        None => report(Finding::error("schema-mismatch", &path, data_line, format!("data has no `schema` key; cellgen.yaml is at schema {}: add `schema = \"{}\"`", config.schema, config.schema))),
+        None => report(Finding::error(
+            "schema-mismatch",
+            &path,
+            data_line,
+            format!(
+                "data has no `schema` key; cellgen.yaml is at schema {}: add `schema = \"{}\"`",
+                config.schema, config.schema
+            ),
+        )),
         Some(entry) => match entry.literal.as_deref().map(str::parse::<u32>) {
             Some(Ok(n)) if n == config.schema => {}
             Some(Ok(n)) => report(Finding::error(
                 "schema-mismatch",
                 &path,
                 Some(entry.line),
-                format!("schema is {n} here but {} in cellgen.yaml: the key set and its number change on both sides together (set `schema = \"{}\"`)", config.schema, config.schema),
+                format!(
+                    "schema is {n} here but {} in cellgen.yaml: the key set and its number change on both sides together (set `schema = \"{}\"`)",
+                    config.schema, config.schema
+                ),
             )),
-            _ => report(Finding::error("schema-mismatch", &path, Some(entry.line), format!("schema must be the literal string \"{}\", not `{}`", config.schema, entry.value))),
+            _ => report(Finding::error(
+                "schema-mismatch",
+                &path,
+                Some(entry.line),
+                format!(
+                    "schema must be the literal string \"{}\", not `{}`",
+                    config.schema, entry.value
+                ),
+            )),
         },
     }
     for entry in &meta.entries {
@@ -101,7 +138,11 @@ pub fn check_cell(
                 "invalid-key-name",
                 &path,
                 Some(entry.line),
-                format!("`{}` is not a valid Flux variable name, so no manifest could use it (letters, digits, underscores; e.g. `{}`)", entry.key, entry.key.replace(['-', '.'], "_")),
+                format!(
+                    "`{}` is not a valid Flux variable name, so no manifest could use it (letters, digits, underscores; e.g. `{}`)",
+                    entry.key,
+                    entry.key.replace(['-', '.'], "_")
+                ),
             ));
         }
         if let Some(reason) = secret_reason(&entry.key, &entry.value, entry.literal.as_deref()) {
@@ -109,10 +150,16 @@ pub fn check_cell(
                 "secret-value",
                 &path,
                 Some(entry.line),
-                format!("`{}` looks like a secret ({reason}); cell-metadata holds identifiers only: deliver secrets through External Secrets or Pod Identity", entry.key),
+                format!(
+                    "`{}` looks like a secret ({reason}); cell-metadata holds identifiers only: deliver secrets through External Secrets or Pod Identity",
+                    entry.key
+                ),
             ));
         }
-        if entry.key != SCHEMA_KEY && !config.keys.contains_key(&entry.key) && !expected.contains_key(entry.key.as_str()) {
+        if entry.key != SCHEMA_KEY
+            && !config.keys.contains_key(&entry.key)
+            && !expected.contains_key(entry.key.as_str())
+        {
             report(Finding::error(
                 "uncontracted-key",
                 &path,
@@ -128,7 +175,12 @@ pub fn check_cell(
             .literal
             .clone()
             .or_else(|| config.keys.get(&entry.key).map(|k| k.example.clone()))
-            .or_else(|| components.iter().filter_map(|c| catalog.components.get(c)).find_map(|c| c.spec.keys.get(&entry.key).map(|k| k.example.clone())))
+            .or_else(|| {
+                components
+                    .iter()
+                    .filter_map(|c| catalog.components.get(c))
+                    .find_map(|c| c.spec.keys.get(&entry.key).map(|k| k.example.clone()))
+            })
             .unwrap_or_else(|| format!("example-{}", entry.key));
         data.insert(entry.key.clone(), value);
     }
@@ -138,7 +190,9 @@ pub fn check_cell(
                 "missing-key",
                 &path,
                 data_line,
-                format!("cellgen.yaml's contract has `{key}` ({why}) but this cell's ConfigMap does not write it: add `{key} = <expression>` to data"),
+                format!(
+                    "cellgen.yaml's contract has `{key}` ({why}) but this cell's ConfigMap does not write it: add `{key} = <expression>` to data"
+                ),
             ));
         }
     }

@@ -26,12 +26,33 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn error(code: &'static str, file: impl Into<PathBuf>, line: Option<usize>, message: impl Into<String>) -> Finding {
-        Finding { severity: Severity::Error, code, cell: None, layer: None, file: file.into(), line, message: message.into() }
+    pub fn error(
+        code: &'static str,
+        file: impl Into<PathBuf>,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            severity: Severity::Error,
+            code,
+            cell: None,
+            layer: None,
+            file: file.into(),
+            line,
+            message: message.into(),
+        }
     }
 
-    pub fn warning(code: &'static str, file: impl Into<PathBuf>, line: Option<usize>, message: impl Into<String>) -> Finding {
-        Finding { severity: Severity::Warning, ..Finding::error(code, file, line, message) }
+    pub fn warning(
+        code: &'static str,
+        file: impl Into<PathBuf>,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            severity: Severity::Warning,
+            ..Finding::error(code, file, line, message)
+        }
     }
 
     pub fn in_cell(mut self, cell: &str) -> Finding {
@@ -60,11 +81,17 @@ pub struct Report {
 
 impl Report {
     pub fn errors(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
     }
 
     pub fn warnings(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity == Severity::Warning).count()
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count()
     }
 
     /// Sorted, without duplicates (the same `${typo}` in a shared layer fails in every cell that
@@ -81,11 +108,19 @@ impl Report {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
-            out.push_str(&format!("{severity}[{}]: {}\n  --> {}\n", f.code, f.message, f.location()));
-            let scope: Vec<String> = [f.cell.as_ref().map(|c| format!("cell {c}")), f.layer.as_ref().map(|l| format!("layer {l}"))]
-                .into_iter()
-                .flatten()
-                .collect();
+            out.push_str(&format!(
+                "{severity}[{}]: {}\n  --> {}\n",
+                f.code,
+                f.message,
+                f.location()
+            ));
+            let scope: Vec<String> = [
+                f.cell.as_ref().map(|c| format!("cell {c}")),
+                f.layer.as_ref().map(|l| format!("layer {l}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
             if !scope.is_empty() {
                 out.push_str(&format!("   = {}\n", scope.join(", ")));
             }
@@ -111,7 +146,12 @@ impl Report {
             warnings: usize,
             findings: &'a [Finding],
         }
-        let json = Json { cells: &self.cells, errors: self.errors(), warnings: self.warnings(), findings: &self.findings };
+        let json = Json {
+            cells: &self.cells,
+            errors: self.errors(),
+            warnings: self.warnings(),
+            findings: &self.findings,
+        };
         serde_json::to_string_pretty(&json).expect("a report always serialises") + "\n"
     }
 
@@ -123,15 +163,42 @@ impl Report {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
-            let mut props = vec![format!("file={}", escape_property(&f.file.to_string_lossy()))];
+            let mut props = vec![format!(
+                "file={}",
+                escape_property(&f.file.to_string_lossy())
+            )];
             if let Some(line) = f.line {
                 props.push(format!("line={line}"));
             }
-            props.push(format!("title={}", escape_property(&format!("cellgen {}", f.code))));
-            let scope = f.cell.as_ref().map(|c| format!(" [cell {c}{}]", f.layer.as_ref().map(|l| format!(", layer {l}")).unwrap_or_default())).unwrap_or_default();
-            out.push_str(&format!("::{level} {}::{}\n", props.join(","), escape_data(&format!("{}{scope}", f.message))));
+            props.push(format!(
+                "title={}",
+                escape_property(&format!("cellgen {}", f.code))
+            ));
+            let scope = f
+                .cell
+                .as_ref()
+                .map(|c| {
+                    format!(
+                        " [cell {c}{}]",
+                        f.layer
+                            .as_ref()
+                            .map(|l| format!(", layer {l}"))
+                            .unwrap_or_default()
+                    )
+                })
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "::{level} {}::{}\n",
+                props.join(","),
+                escape_data(&format!("{}{scope}", f.message))
+            ));
         }
-        out.push_str(&format!("cellgen check: {} cells, {} errors, {} warnings\n", self.cells.len(), self.errors(), self.warnings()));
+        out.push_str(&format!(
+            "cellgen check: {} cells, {} errors, {} warnings\n",
+            self.cells.len(),
+            self.errors(),
+            self.warnings()
+        ));
         out
     }
 }
@@ -141,7 +208,9 @@ fn plural(n: usize) -> &'static str {
 }
 
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn escape_property(s: &str) -> String {

@@ -37,29 +37,62 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
     let all = repo.cells()?;
     for name in &options.cells {
         if !all.contains(name) {
-            return Err(CellgenError::UnknownCell { name: name.clone(), hint: suggest::hint(name, all.iter().map(String::as_str)), cells: all });
+            return Err(CellgenError::UnknownCell {
+                name: name.clone(),
+                hint: suggest::hint(name, all.iter().map(String::as_str)),
+                cells: all,
+            });
         }
     }
-    let cells = if options.cells.is_empty() { all.clone() } else { options.cells.clone() };
-    let mut report = Report { cells: cells.clone(), findings: Vec::new() };
+    let cells = if options.cells.is_empty() {
+        all.clone()
+    } else {
+        options.cells.clone()
+    };
+    let mut report = Report {
+        cells: cells.clone(),
+        findings: Vec::new(),
+    };
     let mut cache = BuildCache::new(&repo.root, options.mode);
     let mut sources = SourceFiles::new(&repo.root);
     let mut used: BTreeSet<String> = BTreeSet::new();
     let plan = Plan::new(&repo.root);
     for cell in &cells {
         let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
-        let sample = contract::check_cell(&repo.root, &repo.config, catalog, cell, &components, &options.overrides, &mut report.findings);
+        let sample = contract::check_cell(
+            &repo.root,
+            &repo.config,
+            catalog,
+            cell,
+            &components,
+            &options.overrides,
+            &mut report.findings,
+        );
         let layers = match cell_layers(&repo.root, cell) {
             Ok(layers) => layers,
             Err(e) => {
-                report.findings.push(Finding::error("invalid-cell", e.file, e.line, e.message).in_cell(cell));
+                report
+                    .findings
+                    .push(Finding::error("invalid-cell", e.file, e.line, e.message).in_cell(cell));
                 continue;
             }
         };
         for layer in &layers {
             let mut findings = Vec::new();
-            check_layer(&repo.root, layer, &sample.data, &mut cache, &mut sources, &mut used, &mut findings);
-            report.findings.extend(findings.into_iter().map(|f| f.in_cell(cell).in_layer(&layer.name)));
+            check_layer(
+                &repo.root,
+                layer,
+                &sample.data,
+                &mut cache,
+                &mut sources,
+                &mut used,
+                &mut findings,
+            );
+            report.findings.extend(
+                findings
+                    .into_iter()
+                    .map(|f| f.in_cell(cell).in_layer(&layer.name)),
+            );
         }
     }
     if options.cells.is_empty() && !cells.is_empty() {
@@ -88,7 +121,11 @@ fn check_layer(
 ) {
     let file = layer.file.clone();
     let line = |needle: &str| line_of(&layer.text, needle);
-    if !layer.substitute_from.iter().any(|s| s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP) {
+    if !layer
+        .substitute_from
+        .iter()
+        .any(|s| s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP)
+    {
         findings.push(Finding::error(
             "no-substitute-from",
             &file,
@@ -100,7 +137,12 @@ fn check_layer(
     for component in &layer.components {
         if let Some(problem) = component_problem(root, &layer.build_path(), component) {
             components_ok = false;
-            findings.push(Finding::error("bad-component", &file, line(component), format!("component `{component}` of `{}`: {problem}", layer.name)));
+            findings.push(Finding::error(
+                "bad-component",
+                &file,
+                line(component),
+                format!("component `{component}` of `{}`: {problem}", layer.name),
+            ));
         }
     }
     if !components_ok {
@@ -112,7 +154,12 @@ fn check_layer(
         Ok(resources) => resources,
         Err(e) => {
             let (at, at_line) = build_error_location(e, &file);
-            findings.push(Finding::error("build-failed", at, at_line, format!("building `{}` ({}) failed: {e}", layer.name, layer.path)));
+            findings.push(Finding::error(
+                "build-failed",
+                at,
+                at_line,
+                format!("building `{}` ({}) failed: {e}", layer.name, layer.path),
+            ));
             return;
         }
     };
@@ -123,7 +170,9 @@ fn check_layer(
         .filter(|s| !(s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP) && !s.optional)
         .map(|s| format!("{} {}", s.kind, s.name))
         .collect();
-    let post_build = layer.post_build(&|s| (s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP).then(|| sample.clone()));
+    let post_build = layer.post_build(&|s| {
+        (s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP).then(|| sample.clone())
+    });
     for source in unknown_sources {
         findings.push(Finding::warning(
             "unknown-source",
@@ -134,7 +183,12 @@ fn check_layer(
     }
     let vars = post_build.vars();
     if let Some(bad) = vars.0.keys().find(|k| !crate::keys::is_valid_key_name(k)) {
-        findings.push(Finding::error("invalid-key-name", &file, line(bad), SubstError::InvalidVarName { name: bad.clone() }.flux_message()));
+        findings.push(Finding::error(
+            "invalid-key-name",
+            &file,
+            line(bad),
+            SubstError::InvalidVarName { name: bad.clone() }.flux_message(),
+        ));
         return;
     }
     if vars.is_empty() && !post_build.strategy_always {
@@ -145,7 +199,13 @@ fn check_layer(
     }
 }
 
-fn check_object(resource: &Resource, vars: &Vars, sources: &mut SourceFiles, used: &mut BTreeSet<String>, findings: &mut Vec<Finding>) {
+fn check_object(
+    resource: &Resource,
+    vars: &Vars,
+    sources: &mut SourceFiles,
+    used: &mut BTreeSet<String>,
+    findings: &mut Vec<Finding>,
+) {
     if substitution_disabled(&resource.object) {
         return;
     }
@@ -168,23 +228,58 @@ fn check_object(resource: &Resource, vars: &Vars, sources: &mut SourceFiles, use
     }
     for error in &analysis.errors {
         let offset = error.offset().unwrap_or(0);
-        let snippet: String = text.get(offset..).unwrap_or("").chars().take_while(|c| *c != '\n').take(40).collect();
+        let snippet: String = text
+            .get(offset..)
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| *c != '\n')
+            .take(40)
+            .collect();
         let (file, line) = sources.locate(resource, snippet.split('}').next().unwrap_or(&snippet));
-        findings.push(Finding::error("bad-substitution", file, line, format!("{} in {object}: `{snippet}`", error.flux_message())));
+        findings.push(Finding::error(
+            "bad-substitution",
+            file,
+            line,
+            format!("{} in {object}: `{snippet}`", error.flux_message()),
+        ));
     }
     if analysis.errors.is_empty()
-        && let Err(error) = crate::substitute::substitute_object(&resource.object, vars, &crate::substitute::SubstituteOptions { strict: true, strategy_always: true })
-        && !matches!(error, SubstError::VariableNotSet { .. } | SubstError::Syntax { .. })
+        && let Err(error) = crate::substitute::substitute_object(
+            &resource.object,
+            vars,
+            &crate::substitute::SubstituteOptions {
+                strict: true,
+                strategy_always: true,
+            },
+        )
+        && !matches!(
+            error,
+            SubstError::VariableNotSet { .. } | SubstError::Syntax { .. }
+        )
     {
         let (file, line) = sources.locate(resource, "${");
-        findings.push(Finding::error("bad-substitution", file, line, format!("{} in {object}", error.flux_message())));
+        findings.push(Finding::error(
+            "bad-substitution",
+            file,
+            line,
+            format!("{} in {object}", error.flux_message()),
+        ));
     }
 }
 
 fn object_name(object: &serde_json::Value) -> String {
     let get = |p: &str| object.pointer(p).and_then(|v| v.as_str()).unwrap_or("");
     let namespace = get("/metadata/namespace");
-    format!("{} {}{}", get("/kind"), if namespace.is_empty() { String::new() } else { format!("{namespace}/") }, get("/metadata/name"))
+    format!(
+        "{} {}{}",
+        get("/kind"),
+        if namespace.is_empty() {
+            String::new()
+        } else {
+            format!("{namespace}/")
+        },
+        get("/metadata/name")
+    )
 }
 
 /// What is wrong with a `spec.components` entry, if anything.
@@ -194,14 +289,29 @@ fn component_problem(root: &Path, layer_path: &str, component: &str) -> Option<S
     };
     let dir = root.join(&resolved);
     if !dir.is_dir() {
-        return Some(format!("{} does not exist (paths are relative to the layer's spec.path)", resolved.display()));
+        return Some(format!(
+            "{} does not exist (paths are relative to the layer's spec.path)",
+            resolved.display()
+        ));
     }
-    let Some(kustomization) = ["kustomization.yaml", "kustomization.yml", "Kustomization"].iter().map(|n| dir.join(n)).find(|p| p.is_file()) else {
+    let Some(kustomization) = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+    else {
         return Some(format!("{} has no kustomization.yaml", resolved.display()));
     };
     let text = std::fs::read_to_string(&kustomization).unwrap_or_default();
-    let kind = yaml_serde::from_str::<yaml_serde::Value>(&text).ok().and_then(|v| v.get("kind").and_then(|k| k.as_str().map(String::from)));
-    (kind.as_deref() != Some("Component")).then(|| format!("{} is not a Kustomize Component (kind: {})", resolved.display(), kind.as_deref().unwrap_or("Kustomization")))
+    let kind = yaml_serde::from_str::<yaml_serde::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str().map(String::from)));
+    (kind.as_deref() != Some("Component")).then(|| {
+        format!(
+            "{} is not a Kustomize Component (kind: {})",
+            resolved.display(),
+            kind.as_deref().unwrap_or("Kustomization")
+        )
+    })
 }
 
 fn build_error_location(error: &BuildError, fallback: &Path) -> (PathBuf, Option<usize>) {
@@ -220,13 +330,19 @@ struct SourceFiles {
 
 impl SourceFiles {
     fn new(root: &Path) -> SourceFiles {
-        SourceFiles { root: root.to_path_buf(), texts: HashMap::new() }
+        SourceFiles {
+            root: root.to_path_buf(),
+            texts: HashMap::new(),
+        }
     }
 
     fn locate(&mut self, resource: &Resource, needle: &str) -> (PathBuf, Option<usize>) {
         for file in std::iter::once(&resource.origin).chain(&resource.patched_by) {
             let root = &self.root;
-            let text = self.texts.entry(file.clone()).or_insert_with(|| std::fs::read_to_string(root.join(file)).unwrap_or_default());
+            let text = self
+                .texts
+                .entry(file.clone())
+                .or_insert_with(|| std::fs::read_to_string(root.join(file)).unwrap_or_default());
             if let Some(line) = line_of(text, needle) {
                 return (file.clone(), Some(line));
             }

@@ -17,7 +17,11 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
         None => Default::default(),
     };
     let catalog = Catalog::load(&Templates::new(), &Plan::new(&repo.root))?;
-    let options = CheckOptions { cells: args.cells, overrides, mode: super::kustomize_mode(args.render.kustomize) };
+    let options = CheckOptions {
+        cells: args.cells,
+        overrides,
+        mode: super::kustomize_mode(args.render.kustomize),
+    };
     let report = check::run(&repo, &catalog, &options)?;
     let output = match args.format {
         CheckFormat::Text => report.to_text(),
@@ -25,5 +29,9 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
         CheckFormat::Github => report.to_github(),
     };
     print!("{output}");
-    Ok(if report.errors() > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if report.errors() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -13,12 +13,19 @@ pub fn run(args: EnvsubstArgs) -> Result<()> {
         vars.extend(super::read_values(path)?);
     }
     let mut input = String::new();
-    std::io::stdin().read_to_string(&mut input).context("cannot read stdin (is it UTF-8 text?)")?;
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read stdin (is it UTF-8 text?)")?;
     let lookup = |name: &str| vars.get(name).cloned();
     let output = envsubst(&input, &lookup, args.strict).map_err(|e| {
-        let at = e.offset().map(|o| format!(" at line {}", crate::edit::text::line_number(&input, o))).unwrap_or_default();
+        let at = e
+            .offset()
+            .map(|o| format!(" at line {}", crate::edit::text::line_number(&input, o)))
+            .unwrap_or_default();
         anyhow::anyhow!("stdin{at}: {e}")
     })?;
-    std::io::stdout().write_all(output.as_bytes()).context("cannot write stdout")?;
+    std::io::stdout()
+        .write_all(output.as_bytes())
+        .context("cannot write stdout")?;
     Ok(())
 }

@@ -43,13 +43,25 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         prompter: prompt::for_session(cli.no_input),
     };
     match cli.command {
-        Command::Init(args) => init::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS),
-        Command::New(args) => new::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS),
-        Command::AddComponent(args) => component::add(&mut session, args).map(|()| std::process::ExitCode::SUCCESS),
-        Command::RemoveComponent(args) => component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS),
-        Command::List(args) => list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Init(args) => {
+            init::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::New(args) => {
+            new::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::AddComponent(args) => {
+            component::add(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::RemoveComponent(args) => {
+            component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::List(args) => {
+            list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
         Command::Check(args) => check::run(&mut session, args),
-        Command::Render(args) => render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Render(args) => {
+            render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
         Command::Envsubst(args) => envsubst::run(args).map(|()| std::process::ExitCode::SUCCESS),
     }
 }
@@ -135,27 +147,55 @@ pub fn resolve_cell(
 /// Variables from a YAML file: a ConfigMap's `data`, or a plain `key: value` map.
 pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<String, String>> {
     use crate::error::CellgenError;
-    let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read { path: path.to_path_buf(), source })?;
-    let value: yaml_serde::Value = yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
+    let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read {
         path: path.to_path_buf(),
-        message: format!("{}not valid YAML: {e}", e.location().map(|l| format!("line {}: ", l.line())).unwrap_or_default()),
+        source,
     })?;
+    let value: yaml_serde::Value =
+        yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
+            path: path.to_path_buf(),
+            message: format!(
+                "{}not valid YAML: {e}",
+                e.location()
+                    .map(|l| format!("line {}: ", l.line()))
+                    .unwrap_or_default()
+            ),
+        })?;
     let map = match value.get("kind").and_then(|k| k.as_str()) {
-        Some("ConfigMap") => value.get("data").cloned().unwrap_or(yaml_serde::Value::Mapping(Default::default())),
+        Some("ConfigMap") => value
+            .get("data")
+            .cloned()
+            .unwrap_or(yaml_serde::Value::Mapping(Default::default())),
         _ => value,
     };
     let yaml_serde::Value::Mapping(map) = map else {
-        return Err(CellgenError::InvalidFile { path: path.to_path_buf(), message: "expected a ConfigMap or a `key: value` map".into() }.into());
+        return Err(CellgenError::InvalidFile {
+            path: path.to_path_buf(),
+            message: "expected a ConfigMap or a `key: value` map".into(),
+        }
+        .into());
     };
     let mut vars = std::collections::BTreeMap::new();
     for (k, v) in map {
-        let key = k.as_str().map(str::to_string).ok_or_else(|| CellgenError::InvalidFile { path: path.to_path_buf(), message: format!("key {k:?} is not a string") })?;
+        let key = k
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| CellgenError::InvalidFile {
+                path: path.to_path_buf(),
+                message: format!("key {k:?} is not a string"),
+            })?;
         let value = match v {
             yaml_serde::Value::String(s) => s,
             yaml_serde::Value::Number(n) => n.to_string(),
             yaml_serde::Value::Bool(b) => b.to_string(),
             other => {
-                return Err(CellgenError::InvalidFile { path: path.to_path_buf(), message: format!("value of `{key}` is not a string, number or boolean: {other:?}") }.into());
+                return Err(CellgenError::InvalidFile {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "value of `{key}` is not a string, number or boolean: {other:?}"
+                    ),
+                }
+                .into());
             }
         };
         vars.insert(key, value);

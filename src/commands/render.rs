@@ -1,9 +1,9 @@
 use anyhow::{Result, bail};
 
 use super::Session;
-use crate::check::contract;
-use crate::check::METADATA_CONFIGMAP;
 use crate::catalog::Catalog;
+use crate::check::METADATA_CONFIGMAP;
+use crate::check::contract;
 use crate::cli::RenderArgs;
 use crate::components::cell_components;
 use crate::error::CellgenError;
@@ -23,27 +23,48 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     let catalog = Catalog::load(&Templates::new(), &plan)?;
     let components = cell_components(&plan, &repo.config, &cell.name)?;
     let mut ignored = Vec::new();
-    let sample = contract::check_cell(&repo.root, &repo.config, &catalog, &cell.name, &components, &overrides, &mut ignored);
-    let layers = cell_layers(&repo.root, &cell.name).map_err(|e| CellgenError::InvalidFile { path: e.file.clone(), message: e.message.clone() })?;
+    let sample = contract::check_cell(
+        &repo.root,
+        &repo.config,
+        &catalog,
+        &cell.name,
+        &components,
+        &overrides,
+        &mut ignored,
+    );
+    let layers = cell_layers(&repo.root, &cell.name).map_err(|e| CellgenError::InvalidFile {
+        path: e.file.clone(),
+        message: e.message.clone(),
+    })?;
     if let Some(name) = &args.layer
         && !layers.iter().any(|l| &l.name == name)
     {
         let names: Vec<&str> = layers.iter().map(|l| l.name.as_str()).collect();
         return Err(CellgenError::InvalidFlag {
             flag: "--layer".into(),
-            reason: format!("cell {} has no layer `{name}`.{} Its layers: {}", cell.name, crate::suggest::hint(name, names.iter().copied()), names.join(", ")),
+            reason: format!(
+                "cell {} has no layer `{name}`.{} Its layers: {}",
+                cell.name,
+                crate::suggest::hint(name, names.iter().copied()),
+                names.join(", ")
+            ),
         }
         .into());
     }
     let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
     let mut objects = Vec::new();
-    for layer in layers.iter().filter(|l| args.layer.as_ref().is_none_or(|n| n == &l.name)) {
+    for layer in layers
+        .iter()
+        .filter(|l| args.layer.as_ref().is_none_or(|n| n == &l.name))
+    {
         let built = cache.build(layer);
         let resources = match built.as_ref() {
             Ok(resources) => resources,
             Err(e) => bail!("layer {} ({}): {e}", layer.name, layer.path),
         };
-        let post_build = layer.post_build(&|s| (s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP).then(|| sample.data.clone()));
+        let post_build = layer.post_build(&|s| {
+            (s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP).then(|| sample.data.clone())
+        });
         for rendered in substitute_all(resources, &post_build.vars(), &post_build.options()) {
             match rendered.result {
                 Ok(object) => objects.push(object),
