@@ -357,8 +357,8 @@ mod tests {
         let text2 = set_schema(text, 2).unwrap();
         assert!(text2.contains("schema: 2 # bump me"));
         let fields = vec![
-            ("description", "B: colon".to_string()),
-            ("example", "y".to_string()),
+            ("description", scalar("B: colon")),
+            ("example", scalar("y")),
         ];
         let added = append_keys(&text2, &[("b".to_string(), fields)]).unwrap();
         assert!(
