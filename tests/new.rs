@@ -822,6 +822,10 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
     session.send_line("1.33").unwrap();
     expect(&mut session, "egress gateway");
     session.send("y").unwrap();
+    // The component multi-select: toggle the first entry (aws-ebs-csi-driver) and confirm.
+    expect(&mut session, "Optional components");
+    session.send(" ").unwrap();
+    session.send("\r").unwrap();
     expect(&mut session, "Cell eu-west-2-dev is ready");
     session.expect(Eof).expect("cellgen did not exit");
     let status = session.get_process().wait().unwrap();
@@ -846,5 +850,11 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
         root.join("terraform/cells/eu-west-2-dev/egress.tf")
             .is_file(),
         "answered yes to the egress gateway, but there is no egress.tf"
+    );
+    assert!(
+        root.join("terraform/cells/eu-west-2-dev/aws-ebs-csi-driver.tf").is_file()
+            && read(&root.join("cells/eu-west-2-dev/controllers.yaml"))
+                .contains("- ../../components/aws-ebs-csi-driver/controllers"),
+        "chose aws-ebs-csi-driver in the multi-select, but the cell does not run it"
     );
 }
