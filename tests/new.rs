@@ -852,7 +852,8 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
         "answered yes to the egress gateway, but there is no egress.tf"
     );
     assert!(
-        root.join("terraform/cells/eu-west-2-dev/aws-ebs-csi-driver.tf").is_file()
+        root.join("terraform/cells/eu-west-2-dev/aws-ebs-csi-driver.tf")
+            .is_file()
             && read(&root.join("cells/eu-west-2-dev/controllers.yaml"))
                 .contains("- ../../components/aws-ebs-csi-driver/controllers"),
         "chose aws-ebs-csi-driver in the multi-select, but the cell does not run it"

@@ -64,7 +64,10 @@ pub fn check_cell(
             };
         }
     };
-    let data_line = line_of(&text, "data").or(Some(1));
+    let data_line = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("data"))
+        .map(|i| i + 1);
 
     // What the contract says this cell must write: base keys, and the keys of its components.
     let mut expected: BTreeMap<&str, String> = BTreeMap::new();
