@@ -167,7 +167,7 @@ fn check_layer(
     let unknown_sources: Vec<String> = layer
         .substitute_from
         .iter()
-        .filter(|s| !(s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP) && !s.optional)
+        .filter(|s| !(s.optional || s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP))
         .map(|s| format!("{} {}", s.kind, s.name))
         .collect();
     let post_build = layer.post_build(&|s| {
