@@ -130,10 +130,17 @@ pub fn track_edits(plan: &mut Plan, cell: &str) -> Result<(), CellgenError> {
     let Some(mut record) = load(plan, cell)? else {
         return Ok(());
     };
+    // The record as this command found it: `new --force` may already have replaced it in the plan.
+    let before: CellRecord = crate::plan::read_optional(&plan.root().join(record_path(cell)))?
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
     let mut changed = false;
     for (path, hash) in record.files.iter_mut() {
         let on_disk = crate::plan::read_optional(&plan.root().join(path))?;
-        let pristine = on_disk.as_deref().is_none_or(|text| &sha256(text) == hash);
+        let pristine = on_disk.as_deref().is_none_or(|text| {
+            let current = sha256(text);
+            &current == hash || before.files.get(path) == Some(&current)
+        });
         if let Some(planned) = plan.read(path)?
             && pristine
             && &sha256(&planned) != hash

@@ -77,6 +77,10 @@ pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
         }
         return Ok(());
     }
+    if plan.is_empty() {
+        println!("Nothing to change.");
+        return Ok(());
+    }
     plan.apply()?;
     for (kind, path) in plan.summary() {
         let verb = match kind {
