@@ -159,7 +159,11 @@ fn native_matches_kubectl_kustomize() {
         return;
     }
     let cases = cases();
-    assert!(cases.len() >= 20, "fixture corpus shrank to {}", cases.len());
+    assert!(
+        cases.len() >= 20,
+        "fixture corpus shrank to {}",
+        cases.len()
+    );
     let mut failures = Vec::new();
     for case in &cases {
         let native = match build(&case.root, &case.path, &case.components, Mode::Native) {

@@ -127,13 +127,13 @@ pub struct Replica {
 
 /// Fails with `Unsupported` naming the first key of `v` not in `allowed`.
 fn check_keys(file: &Path, prefix: &str, v: &Value, allowed: &[&str]) -> Result<(), BuildError> {
-    if let Some(map) = v.as_object() {
-        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(BuildError::Unsupported {
-                file: file.to_path_buf(),
-                field: format!("{prefix}{k}"),
-            });
-        }
+    if let Some(map) = v.as_object()
+        && let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str()))
+    {
+        return Err(BuildError::Unsupported {
+            file: file.to_path_buf(),
+            field: format!("{prefix}{k}"),
+        });
     }
     Ok(())
 }
@@ -227,13 +227,13 @@ impl Kustomization {
         // Non-string label/annotation values would be stringified differently by
         // kustomize; reject them instead of guessing.
         for field in ["commonLabels", "commonAnnotations"] {
-            if let Some(Value::Object(m)) = v.get(field) {
-                if let Some((k, _)) = m.iter().find(|(_, val)| !val.is_string()) {
-                    return Err(BuildError::Invalid {
-                        file: file.to_path_buf(),
-                        message: format!("{field}.{k} must be a string"),
-                    });
-                }
+            if let Some(Value::Object(m)) = v.get(field)
+                && let Some((k, _)) = m.iter().find(|(_, val)| !val.is_string())
+            {
+                return Err(BuildError::Invalid {
+                    file: file.to_path_buf(),
+                    message: format!("{field}.{k} must be a string"),
+                });
             }
         }
         typed(file, v)

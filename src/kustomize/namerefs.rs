@@ -306,10 +306,10 @@ pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
                 {
                     return;
                 }
-                if let Some(Value::String(v)) = parent.get(key) {
-                    if let Some(c) = resolve(&cands, rf.target, v, &ref_ns) {
-                        parent.insert(key.to_string(), Value::String(c.name.clone()));
-                    }
+                if let Some(Value::String(v)) = parent.get(key)
+                    && let Some(c) = resolve(&cands, rf.target, v, &ref_ns)
+                {
+                    parent.insert(key.to_string(), Value::String(c.name.clone()));
                 }
             });
         }

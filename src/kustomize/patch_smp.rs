@@ -178,11 +178,11 @@ fn merge_map(
             o.remove(k);
             continue;
         }
-        if let Value::Object(pm) = pv {
-            if directive(pm) == Some("delete") {
-                o.remove(k);
-                continue;
-            }
+        if let Value::Object(pm) = pv
+            && directive(pm) == Some("delete")
+        {
+            o.remove(k);
+            continue;
         }
         match o.get_mut(k) {
             None => {

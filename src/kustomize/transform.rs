@@ -134,10 +134,9 @@ pub fn replicas(resources: &mut [Res], replicas: &[Replica]) {
             if let Some(spec) = r.obj.as_object_mut().map(|o| {
                 o.entry("spec")
                     .or_insert_with(|| Value::Object(Default::default()))
-            }) {
-                if let Some(m) = spec.as_object_mut() {
-                    m.insert("replicas".into(), Value::from(rep.count));
-                }
+            }) && let Some(m) = spec.as_object_mut()
+            {
+                m.insert("replicas".into(), Value::from(rep.count));
             }
         }
     }
@@ -178,11 +177,11 @@ fn images_in(v: &mut Value, images: &[Image]) -> bool {
             for (k, child) in m.iter_mut() {
                 if (k == "containers" || k == "initContainers") && child.is_array() {
                     for c in child.as_array_mut().into_iter().flatten() {
-                        if let Some(Value::String(img)) = c.get_mut("image") {
-                            if let Some(new) = rewrite_image(img, images) {
-                                *img = new;
-                                changed = true;
-                            }
+                        if let Some(Value::String(img)) = c.get_mut("image")
+                            && let Some(new) = rewrite_image(img, images)
+                        {
+                            *img = new;
+                            changed = true;
                         }
                     }
                 }
