@@ -200,7 +200,7 @@ fn table() -> &'static [Ref] {
 }
 
 /// References kustomize fixes that we only detect.
-const UNHANDLED: [(&str, FieldSpec); 6] = [
+const UNHANDLED: [(&str, FieldSpec); 4] = [
     (
         "ConfigMap",
         FieldSpec::new("Role", "rules/resourceNames", false),
@@ -216,22 +216,6 @@ const UNHANDLED: [(&str, FieldSpec); 6] = [
     (
         "Secret",
         FieldSpec::new("ClusterRole", "rules/resourceNames", false),
-    ),
-    (
-        "Service",
-        FieldSpec::new(
-            "ValidatingWebhookConfiguration",
-            "webhooks/clientConfig/service/name",
-            false,
-        ),
-    ),
-    (
-        "Service",
-        FieldSpec::new(
-            "MutatingWebhookConfiguration",
-            "webhooks/clientConfig/service/name",
-            false,
-        ),
     ),
 ];
 
@@ -258,23 +242,29 @@ fn namespaces(r: &Res) -> Vec<String> {
     v
 }
 
-/// The current name of the object `value` referred to, if it was renamed.
-fn resolve<'a>(
-    cands: &'a [Cand],
-    target: &str,
-    value: &str,
-    ref_ns: &[String],
-) -> Option<&'a Cand> {
+/// The object of kind `target` that `value` (in one of `ref_ns`) refers to,
+/// preferring one currently named `value`.
+fn find<'a>(cands: &'a [Cand], target: &str, value: &str, ref_ns: &[String]) -> Option<&'a Cand> {
     let mut matching = cands.iter().filter(|c| {
         c.kind == target
             && c.names.iter().any(|n| n == value)
             && (c.cluster || c.namespaces.iter().any(|n| ref_ns.contains(n)))
     });
     let first = matching.next()?;
-    if first.name == value || cands.iter().any(|c| c.kind == target && c.name == value) {
-        return None;
+    if first.name == value {
+        return Some(first);
     }
-    Some(first)
+    Some(matching.find(|c| c.name == value).unwrap_or(first))
+}
+
+/// The new name for a scalar reference, if the object was renamed.
+fn resolve<'a>(
+    cands: &'a [Cand],
+    target: &str,
+    value: &str,
+    ref_ns: &[String],
+) -> Option<&'a Cand> {
+    find(cands, target, value, ref_ns).filter(|c| c.name != value)
 }
 
 pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
@@ -316,6 +306,10 @@ pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
         if r.group() == "rbac.authorization.k8s.io" && r.kind().ends_with("RoleBinding") {
             fix_subjects(r, &cands, &ref_ns);
         }
+        if r.group() == "admissionregistration.k8s.io" && r.kind().ends_with("WebhookConfiguration")
+        {
+            fix_webhooks(r, &cands);
+        }
         for (target, spec) in UNHANDLED.iter().filter(|(_, s)| s.applies_to(r)) {
             let mut stale = None;
             spec.visit(&mut r.obj.clone(), &mut |parent, key| {
@@ -345,27 +339,48 @@ pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
     Ok(())
 }
 
+/// Updates a `{name, namespace}` reference (RBAC subjects, webhook services)
+/// to the referenced object's current name and namespace.
+fn fix_map_ref(
+    m: &mut serde_json::Map<String, Value>,
+    target: &str,
+    cands: &[Cand],
+    ref_ns: &[String],
+) {
+    let Some(name) = m.get("name").and_then(Value::as_str) else {
+        return;
+    };
+    let ns: Vec<String> = match m.get("namespace").and_then(Value::as_str) {
+        Some(n) => vec![norm_ns(n).to_string()],
+        None => ref_ns.to_vec(),
+    };
+    if let Some(c) = find(cands, target, name, &ns) {
+        let (new_name, new_ns) = (c.name.clone(), c.ns.clone());
+        m.insert("name".into(), Value::String(new_name));
+        if !new_ns.is_empty() {
+            m.insert("namespace".into(), Value::String(new_ns));
+        }
+    }
+}
+
 fn fix_subjects(r: &mut Res, cands: &[Cand], ref_ns: &[String]) {
     let Some(Value::Array(subjects)) = r.obj.get_mut("subjects") else {
         return;
     };
     for s in subjects.iter_mut().filter_map(Value::as_object_mut) {
-        if s.get("kind").and_then(Value::as_str) != Some("ServiceAccount") {
-            continue;
+        if s.get("kind").and_then(Value::as_str) == Some("ServiceAccount") {
+            fix_map_ref(s, "ServiceAccount", cands, ref_ns);
         }
-        let Some(name) = s.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        let ns: Vec<String> = match s.get("namespace").and_then(Value::as_str) {
-            Some(n) => vec![norm_ns(n).to_string()],
-            None => ref_ns.to_vec(),
-        };
-        if let Some(c) = resolve(cands, "ServiceAccount", name, &ns) {
-            let (new_name, new_ns) = (c.name.clone(), c.ns.clone());
-            s.insert("name".into(), Value::String(new_name));
-            if !new_ns.is_empty() {
-                s.insert("namespace".into(), Value::String(new_ns));
-            }
+    }
+}
+
+fn fix_webhooks(r: &mut Res, cands: &[Cand]) {
+    let Some(Value::Array(hooks)) = r.obj.get_mut("webhooks") else {
+        return;
+    };
+    for h in hooks {
+        if let Some(Value::Object(svc)) = h.pointer_mut("/clientConfig/service") {
+            fix_map_ref(svc, "Service", cands, &["default".to_string()]);
         }
     }
 }

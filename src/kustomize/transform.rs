@@ -21,11 +21,12 @@ pub fn namespace(resources: &mut [Res], ns: &str) {
         if group == "rbac.authorization.k8s.io"
             && (kind == "RoleBinding" || kind == "ClusterRoleBinding")
         {
-            // Only subjects pointing at the "default" namespace follow the move
-            // (kustomize's default `setRoleBindingSubjects: defaultOnly`).
+            // kustomize's `setRoleBindingSubjects: defaultOnly`: subjects named
+            // "default" move with the namespace; others follow only through
+            // name references to objects in the build (see namerefs).
             if let Some(Value::Array(subjects)) = r.obj.get_mut("subjects") {
                 for s in subjects.iter_mut().filter_map(Value::as_object_mut) {
-                    if s.get("namespace").and_then(Value::as_str) == Some("default") {
+                    if s.get("name").and_then(Value::as_str) == Some("default") {
                         s.insert("namespace".into(), Value::String(ns.into()));
                     }
                 }
