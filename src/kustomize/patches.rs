@@ -87,8 +87,13 @@ fn apply_smp(
     for &i in targets {
         let r = &mut acc[i];
         let (group, kind) = (r.group().to_string(), r.kind().to_string());
-        let keep =
-            patch_smp::apply(&mut r.obj, doc, &group, &kind).map_err(|m| patch_err(source, m))?;
+        let keep = patch_smp::apply(&mut r.obj, doc, &group, &kind).map_err(|e| match e {
+            patch_smp::SmpError::Invalid(m) => patch_err(source, m),
+            patch_smp::SmpError::Unsupported(field) => BuildError::Unsupported {
+                file: source.to_path_buf(),
+                field,
+            },
+        })?;
         r.patched_by.push(source.to_path_buf());
         if !keep {
             deleted.push(i);
