@@ -310,6 +310,9 @@ pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
         {
             fix_webhooks(r, &cands);
         }
+        if r.kind() == "Ingress" {
+            fix_ingress_annotations(r, &cands, &ref_ns);
+        }
         for (target, spec) in UNHANDLED.iter().filter(|(_, s)| s.applies_to(r)) {
             let mut stale = None;
             spec.visit(&mut r.obj.clone(), &mut |parent, key| {
@@ -381,6 +384,30 @@ fn fix_webhooks(r: &mut Res, cands: &[Cand]) {
     for h in hooks {
         if let Some(Value::Object(svc)) = h.pointer_mut("/clientConfig/service") {
             fix_map_ref(svc, "Service", cands, &["default".to_string()]);
+        }
+    }
+}
+
+/// Ingress annotations kustomize treats as references.
+const INGRESS_ANNOTATIONS: [(&str, &str); 4] = [
+    ("ingress.kubernetes.io/auth-secret", "Secret"),
+    ("nginx.ingress.kubernetes.io/auth-secret", "Secret"),
+    ("nginx.ingress.kubernetes.io/auth-tls-secret", "Secret"),
+    (
+        "nginx.ingress.kubernetes.io/fastcgi-params-configmap",
+        "ConfigMap",
+    ),
+];
+
+fn fix_ingress_annotations(r: &mut Res, cands: &[Cand], ref_ns: &[String]) {
+    let Some(Value::Object(ann)) = r.obj.pointer_mut("/metadata/annotations") else {
+        return;
+    };
+    for (key, target) in INGRESS_ANNOTATIONS {
+        if let Some(Value::String(v)) = ann.get(key)
+            && let Some(c) = resolve(cands, target, v, ref_ns)
+        {
+            ann.insert(key.to_string(), Value::String(c.name.clone()));
         }
     }
 }

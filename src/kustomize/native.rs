@@ -37,6 +37,12 @@ pub fn build(
         parsed: HashMap::new(),
     };
     b.inside_root(&dir, &root.join(path))?;
+    if !dir.is_dir() {
+        return Err(BuildError::Invalid {
+            file: PathBuf::from(path),
+            message: "kustomization path not found".into(),
+        });
+    }
     let mut acc = Vec::new();
     b.accumulate(&dir, components, &mut acc, Role::Top)?;
     // kustomize adds generator hashes once, at the top, over the final content,

@@ -66,6 +66,8 @@ fn merge_key(kind: &str, field: &str, parent_path: &[String]) -> Option<ListMerg
         | "resourceClaims"
         | "webhooks" => &["name"],
         "volumeMounts" => &["mountPath"],
+        "resizePolicy" => &["resourceName"],
+        "schedulingGates" => &["name"],
         "volumeDevices" => &["devicePath"],
         "hostAliases" => &["ip"],
         "topologySpreadConstraints" => &["topologyKey", "whenUnsatisfiable"],
