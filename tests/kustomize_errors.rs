@@ -353,3 +353,26 @@ fn origins_and_patch_provenance() {
         vec![PathBuf::from("overlay/kustomization.yaml")]
     );
 }
+
+#[test]
+fn a_flux_kustomization_named_kustomization_yaml_is_explained() {
+    let flux = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: x}\nspec: {path: ./x}\n";
+    let r = repo(&[("k/kustomization.yaml", flux)]);
+    let err = build(r.path(), "k", &[], Mode::Native).unwrap_err();
+    assert!(matches!(err, BuildError::Invalid { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("k/kustomization.yaml")
+            && err.to_string().contains("Flux Kustomization"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_path_is_reported() {
+    let r = repo(&[("other/cm.yaml", CM)]);
+    let err = build(r.path(), "nope", &[], Mode::Native).unwrap_err();
+    assert!(
+        err.to_string().contains("nope") && err.to_string().contains("not found"),
+        "{err}"
+    );
+}

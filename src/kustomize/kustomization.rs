@@ -179,6 +179,14 @@ impl Kustomization {
                 message: "kustomization is not a mapping".into(),
             });
         }
+        let api_version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        if api_version.starts_with("kustomize.toolkit.fluxcd.io/") {
+            return Err(BuildError::Invalid {
+                file: file.to_path_buf(),
+                message: "this is a Flux Kustomization object, not a kustomize kustomization file"
+                    .into(),
+            });
+        }
         check_keys(file, "", &v, TOP_FIELDS)?;
         for field in ["patches", "patchesJson6902"] {
             check_each(file, &v, field, &["path", "patch", "target"])?;
