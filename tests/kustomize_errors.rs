@@ -376,3 +376,18 @@ fn missing_path_is_reported() {
         "{err}"
     );
 }
+
+#[test]
+fn configurations_other_than_name_references_are_unsupported() {
+    let r = repo(&[
+        (
+            "kustomization.yaml",
+            "resources: [cm.yaml]\nconfigurations: [conf.yaml]\n",
+        ),
+        ("cm.yaml", CM),
+        ("conf.yaml", "namePrefix:\n- path: metadata/name\n"),
+    ]);
+    let (file, field) = unsupported(build(r.path(), ".", &[], Mode::Native).unwrap_err());
+    assert_eq!(file, Path::new("conf.yaml"));
+    assert_eq!(field, "namePrefix");
+}

@@ -65,13 +65,19 @@ impl FieldSpec {
 
     /// Calls `f(parent, key)` for every place the spec's final field lives.
     pub fn visit(&self, obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>, &str)) {
-        let segs: Vec<&str> = self
-            .path
-            .split('/')
-            .map(|s| s.trim_end_matches("[]"))
-            .collect();
-        walk(obj, &segs, self.create, f);
+        visit_path(obj, self.path, self.create, f);
     }
+}
+
+/// Calls `f(parent, key)` for every place the field at `path` lives.
+pub fn visit_path(
+    obj: &mut Value,
+    path: &str,
+    create: bool,
+    f: &mut dyn FnMut(&mut Map<String, Value>, &str),
+) {
+    let segs: Vec<&str> = path.split('/').map(|s| s.trim_end_matches("[]")).collect();
+    walk(obj, &segs, create, f);
 }
 
 fn walk(

@@ -31,6 +31,7 @@ const TOP_FIELDS: &[&str] = &[
     "secretGenerator",
     "generatorOptions",
     "replicas",
+    "configurations",
 ];
 
 #[derive(Debug, Default, Deserialize)]
@@ -55,6 +56,7 @@ pub struct Kustomization {
     pub secret_generator: Vec<Generator>,
     pub generator_options: Option<GeneratorOptions>,
     pub replicas: Vec<Replica>,
+    pub configurations: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

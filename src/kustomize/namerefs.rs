@@ -9,6 +9,24 @@ use super::BuildError;
 use super::fieldspec::FieldSpec;
 use super::resid::{Res, is_cluster_scoped};
 
+/// A `nameReference` entry from a kustomization's `configurations` file.
+#[derive(Debug, Clone)]
+pub struct CustomRef {
+    pub target: String,
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub path: String,
+}
+
+impl CustomRef {
+    fn applies_to(&self, r: &Res) -> bool {
+        (self.kind.is_empty() || self.kind == r.kind())
+            && (self.group.is_empty() || self.group == r.group())
+            && (self.version.is_empty() || self.version == r.version())
+    }
+}
+
 struct Ref {
     target: &'static str,
     spec: FieldSpec,
@@ -267,7 +285,7 @@ fn resolve<'a>(
     find(cands, target, value, ref_ns).filter(|c| c.name != value)
 }
 
-pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
+pub fn fix(resources: &mut [Res], custom: &[CustomRef]) -> Result<(), BuildError> {
     if resources.iter().all(|r| r.history.is_empty()) {
         return Ok(());
     }
@@ -300,6 +318,28 @@ pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
                     && let Some(c) = resolve(&cands, rf.target, v, &ref_ns)
                 {
                     parent.insert(key.to_string(), Value::String(c.name.clone()));
+                }
+            });
+        }
+        let applicable: Vec<&CustomRef> = custom.iter().filter(|c| c.applies_to(r)).collect();
+        for cr in applicable {
+            super::fieldspec::visit_path(&mut r.obj, &cr.path, false, &mut |parent, key| {
+                match parent.get_mut(key) {
+                    Some(Value::String(v)) => {
+                        if let Some(c) = resolve(&cands, &cr.target, v, &ref_ns) {
+                            *v = c.name.clone();
+                        }
+                    }
+                    Some(Value::Array(items)) => {
+                        for item in items {
+                            if let Value::String(v) = item
+                                && let Some(c) = resolve(&cands, &cr.target, v, &ref_ns)
+                            {
+                                *v = c.name.clone();
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             });
         }

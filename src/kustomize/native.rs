@@ -23,6 +23,8 @@ pub struct Builder<'a> {
     pub root: &'a Path,
     /// Parsed resource files, so each file is parsed once per build.
     parsed: HashMap<PathBuf, Vec<Value>>,
+    /// nameReference configurations from every level (kustomize merges them).
+    custom_refs: Vec<namerefs::CustomRef>,
 }
 
 pub fn build(
@@ -35,6 +37,7 @@ pub fn build(
     let mut b = Builder {
         root: &root,
         parsed: HashMap::new(),
+        custom_refs: Vec::new(),
     };
     b.inside_root(&dir, &root.join(path))?;
     if !dir.is_dir() {
@@ -52,7 +55,7 @@ pub fn build(
         r.set_id(None, Some(&name));
         r.needs_hash = false;
     }
-    namerefs::fix(&mut acc)?;
+    namerefs::fix(&mut acc, &b.custom_refs)?;
     order::sort(&mut acc);
     Ok(acc
         .into_iter()
@@ -244,8 +247,60 @@ impl Builder<'_> {
             // A component transforms everything accumulated so far.
             self.accumulate(&abs, &[], acc, Role::Component)?;
         }
+        for entry in &k.configurations {
+            self.load_configuration(dir, &file, entry)?;
+        }
         self.generate(dir, &file, &k, acc)?;
         self.transform(dir, &file, &k, acc)
+    }
+
+    /// Reads a `configurations` file; only `nameReference` entries are supported.
+    fn load_configuration(
+        &mut self,
+        dir: &Path,
+        file: &Path,
+        entry: &str,
+    ) -> Result<(), BuildError> {
+        let abs = self.resolve(dir, entry, file)?;
+        let rel = self.rel(&abs);
+        let v = load::parse_one(&rel, &self.read(&abs)?)?;
+        let unsupported = |field: String| BuildError::Unsupported {
+            file: rel.clone(),
+            field,
+        };
+        if let Some(k) = v
+            .as_object()
+            .and_then(|m| m.keys().find(|k| *k != "nameReference"))
+        {
+            return Err(unsupported(k.clone()));
+        }
+        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        for nr in v
+            .get("nameReference")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let target = s(nr, "kind");
+            if target.is_empty() {
+                return Err(unsupported("nameReference without kind".into()));
+            }
+            for fs in nr
+                .get("fieldSpecs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                self.custom_refs.push(namerefs::CustomRef {
+                    target: target.clone(),
+                    group: s(fs, "group"),
+                    version: s(fs, "version"),
+                    kind: s(fs, "kind"),
+                    path: s(fs, "path"),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn generate(
