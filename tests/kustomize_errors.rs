@@ -391,3 +391,13 @@ fn configurations_other_than_name_references_are_unsupported() {
     assert_eq!(file, Path::new("conf.yaml"));
     assert_eq!(field, "namePrefix");
 }
+
+#[test]
+fn reference_cycles_are_errors() {
+    let r = repo(&[
+        ("a/kustomization.yaml", "resources: [../b]\n"),
+        ("b/kustomization.yaml", "resources: [../a]\n"),
+    ]);
+    let err = build(r.path(), "a", &[], Mode::Native).unwrap_err();
+    assert!(err.to_string().contains("cycle"), "{err}");
+}

@@ -25,6 +25,8 @@ pub struct Builder<'a> {
     parsed: HashMap<PathBuf, Vec<Value>>,
     /// nameReference configurations from every level (kustomize merges them).
     custom_refs: Vec<namerefs::CustomRef>,
+    /// Directories being accumulated, to reject reference cycles.
+    stack: Vec<PathBuf>,
 }
 
 pub fn build(
@@ -38,6 +40,7 @@ pub fn build(
         root: &root,
         parsed: HashMap::new(),
         custom_refs: Vec::new(),
+        stack: Vec::new(),
     };
     b.inside_root(&dir, &root.join(path))?;
     if !dir.is_dir() {
@@ -163,6 +166,27 @@ impl Builder<'_> {
     }
 
     fn accumulate(
+        &mut self,
+        dir: &Path,
+        extra_components: &[String],
+        acc: &mut Vec<Res>,
+        role: Role,
+    ) -> Result<(), BuildError> {
+        if self.stack.iter().any(|d| d == dir) {
+            return Err(BuildError::Invalid {
+                file: self.rel(dir),
+                message:
+                    "cycle detected: this directory includes itself through resources or components"
+                        .into(),
+            });
+        }
+        self.stack.push(dir.to_path_buf());
+        let res = self.accumulate_inner(dir, extra_components, acc, role);
+        self.stack.pop();
+        res
+    }
+
+    fn accumulate_inner(
         &mut self,
         dir: &Path,
         extra_components: &[String],
