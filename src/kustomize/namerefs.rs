@@ -121,6 +121,28 @@ fn table() -> &'static [Ref] {
             "Secret",
             FieldSpec::new("Ingress", "spec/tls/secretName", false),
         );
+        for p in [
+            "parameters/secretName",
+            "parameters/adminSecretName",
+            "parameters/userSecretName",
+            "parameters/secretRef",
+        ] {
+            add("Secret", FieldSpec::new("StorageClass", p, false));
+        }
+        add(
+            "Secret",
+            FieldSpec::new("PersistentVolume", "spec/azureFile/secretName", false),
+        );
+        add(
+            "Secret",
+            FieldSpec {
+                group: "serving.knative.dev",
+                version: "v1",
+                kind: "Service",
+                path: "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
+                create: false,
+            },
+        );
         add(
             "Secret",
             FieldSpec::new("ServiceAccount", "imagePullSecrets/name", false),
