@@ -150,10 +150,17 @@ pub fn strategic_merge_list(
 ) -> Result<(), BuildError> {
     for e in entries {
         // kustomize accepts either a file path or inline YAML here.
-        let (text, source) = if e.contains('\n') {
+        let inline = e.contains('\n') || e.trim_start().starts_with('{');
+        let (text, source) = if inline {
             (e.clone(), file.to_path_buf())
         } else {
             let abs = b.resolve(dir, e, file)?;
+            if !abs.is_file() {
+                return Err(BuildError::MissingResource {
+                    file: file.to_path_buf(),
+                    entry: e.clone(),
+                });
+            }
             (b.read(&abs)?, b.rel(&abs))
         };
         for doc in load::parse_docs(&source, &text)? {
