@@ -3,7 +3,8 @@
 //!
 //! `case.yaml` holds `path` (the Flux spec.path inside the case), optional
 //! `components` (relative to path) and optional `oracle`, a directory with an
-//! explicit kustomization equivalent to what Flux generates.
+//! explicit kustomization equivalent to what Flux generates. `also` lists more
+//! paths of the same case to build (without components).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -80,6 +81,7 @@ struct Case {
     path: String,
     components: Vec<String>,
     oracle: Option<String>,
+    also: Vec<String>,
 }
 
 fn cases() -> Vec<Case> {
@@ -110,6 +112,7 @@ fn cases() -> Vec<Case> {
             path: spec["path"].as_str().unwrap_or(".").to_string(),
             components: list("components"),
             oracle: spec.get("oracle").and_then(Value::as_str).map(String::from),
+            also: list("also"),
             root,
         });
     }
@@ -152,6 +155,29 @@ fn compare(case: &Case, what: &str, native: &[Value], oracle: &[Value]) -> Optio
     None
 }
 
+/// Native build of `path` against kubectl on what Flux would build there.
+fn check(case: &Case, path: &str, components: &[String]) -> Option<String> {
+    let native = match build(&case.root, path, components, Mode::Native) {
+        Ok(rs) if rs.is_empty() => {
+            return Some(format!(
+                "{} ({path}): native build produced nothing",
+                case.name
+            ));
+        }
+        Ok(rs) => objects(rs),
+        Err(e) => return Some(format!("{} ({path}): native build failed: {e}", case.name)),
+    };
+    // External mode runs kubectl on the kustomization Flux would build
+    // (components appended, or the generated kustomization).
+    match build(&case.root, path, components, Mode::External) {
+        Ok(ext) => compare(case, "kubectl", &native, &objects(ext)),
+        Err(e) => Some(format!(
+            "{} ({path}): external build failed: {e}",
+            case.name
+        )),
+    }
+}
+
 #[test]
 fn native_matches_kubectl_kustomize() {
     if !have_kubectl() {
@@ -166,26 +192,23 @@ fn native_matches_kubectl_kustomize() {
     );
     let mut failures = Vec::new();
     for case in &cases {
-        let native = match build(&case.root, &case.path, &case.components, Mode::Native) {
-            Ok(rs) if rs.is_empty() => {
-                failures.push(format!("{}: native build produced nothing", case.name));
-                continue;
-            }
-            Ok(rs) => objects(rs),
-            Err(e) => {
-                failures.push(format!("{}: native build failed: {e}", case.name));
-                continue;
-            }
-        };
-        // External mode runs kubectl on the kustomization Flux would build
-        // (components appended, or the generated kustomization).
-        match build(&case.root, &case.path, &case.components, Mode::External) {
-            Ok(ext) => failures.extend(compare(case, "kubectl", &native, &objects(ext))),
-            Err(e) => failures.push(format!("{}: external build failed: {e}", case.name)),
+        failures.extend(check(case, &case.path, &case.components));
+        for path in &case.also {
+            failures.extend(check(case, path, &[]));
         }
         if let Some(oracle) = &case.oracle {
-            let explicit = kubectl(&case.root.join(oracle));
-            failures.extend(compare(case, "explicit oracle", &native, &explicit));
+            match build(&case.root, &case.path, &case.components, Mode::Native) {
+                Ok(native) => {
+                    let explicit = kubectl(&case.root.join(oracle));
+                    failures.extend(compare(
+                        case,
+                        "explicit oracle",
+                        &objects(native),
+                        &explicit,
+                    ));
+                }
+                Err(e) => failures.push(format!("{}: native build failed: {e}", case.name)),
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -87,13 +87,30 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
             continue;
         }
         let dst = to.join(entry.file_name());
-        if src.is_dir() {
+        let ft = entry.file_type().map_err(io(&src))?;
+        if ft.is_dir() {
             copy_tree(&src, &dst)?;
+        } else if ft.is_symlink() && src.is_dir() {
+            // Recreating the link (rather than following it) cannot loop.
+            link_dir(&src, &dst).map_err(io(&src))?;
         } else {
             std::fs::copy(&src, &dst).map_err(io(&src))?;
         }
     }
     Ok(())
+}
+
+#[cfg(unix)]
+fn link_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(std::fs::read_link(src)?, dst)
+}
+
+#[cfg(not(unix))]
+fn link_dir(src: &Path, _dst: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::other(format!(
+        "cannot copy symlinked directory {}",
+        src.display()
+    )))
 }
 
 /// Writes the kustomization Flux would build into `dir` (a copy): the existing one

@@ -65,18 +65,31 @@ impl FieldSpec {
 
     /// Calls `f(parent, key)` for every place the spec's final field lives.
     pub fn visit(&self, obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>, &str)) {
-        let segs: Vec<&str> = self
-            .path
-            .split('/')
-            .map(|s| s.trim_end_matches("[]"))
-            .collect();
-        walk(obj, &segs, self.create, f);
+        visit_path(obj, self.path, self.create, f);
     }
+}
+
+/// Calls `f(parent, key)` for every place the field at `path` lives.
+pub fn visit_path(
+    obj: &mut Value,
+    path: &str,
+    create: bool,
+    f: &mut dyn FnMut(&mut Map<String, Value>, &str),
+) {
+    // A `[]` segment names a list; lists are never created, only walked.
+    let segs: Vec<(&str, bool)> = path
+        .split('/')
+        .map(|s| match s.strip_suffix("[]") {
+            Some(name) => (name, true),
+            None => (s, false),
+        })
+        .collect();
+    walk(obj, &segs, create, f);
 }
 
 fn walk(
     v: &mut Value,
-    segs: &[&str],
+    segs: &[(&str, bool)],
     create: bool,
     f: &mut dyn FnMut(&mut Map<String, Value>, &str),
 ) {
@@ -87,21 +100,21 @@ fn walk(
             }
         }
         Value::Object(map) => {
-            let Some((first, rest)) = segs.split_first() else {
+            let Some((&(first, is_list), rest)) = segs.split_first() else {
                 return;
             };
             if rest.is_empty() {
                 f(map, first);
                 return;
             }
-            let missing = map.get(*first).is_none_or(Value::is_null);
+            let missing = map.get(first).is_none_or(Value::is_null);
             if missing {
-                if !create {
+                if !create || is_list {
                     return;
                 }
-                map.insert((*first).to_string(), Value::Object(Map::new()));
+                map.insert(first.to_string(), Value::Object(Map::new()));
             }
-            if let Some(next) = map.get_mut(*first) {
+            if let Some(next) = map.get_mut(first) {
                 walk(next, rest, create, f);
             }
         }

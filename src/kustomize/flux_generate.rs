@@ -48,7 +48,9 @@ fn walk(
             .unwrap_or(&path)
             .to_string_lossy()
             .into_owned();
-        if path.is_dir() {
+        // Like filepath.Walk, symlinked directories are not descended into.
+        let real_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if real_dir {
             if path.file_name().is_some_and(|n| n == ".git") {
                 continue;
             }

@@ -31,6 +31,7 @@ const TOP_FIELDS: &[&str] = &[
     "secretGenerator",
     "generatorOptions",
     "replicas",
+    "configurations",
 ];
 
 #[derive(Debug, Default, Deserialize)]
@@ -55,6 +56,7 @@ pub struct Kustomization {
     pub secret_generator: Vec<Generator>,
     pub generator_options: Option<GeneratorOptions>,
     pub replicas: Vec<Replica>,
+    pub configurations: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -127,13 +129,13 @@ pub struct Replica {
 
 /// Fails with `Unsupported` naming the first key of `v` not in `allowed`.
 fn check_keys(file: &Path, prefix: &str, v: &Value, allowed: &[&str]) -> Result<(), BuildError> {
-    if let Some(map) = v.as_object() {
-        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(BuildError::Unsupported {
-                file: file.to_path_buf(),
-                field: format!("{prefix}{k}"),
-            });
-        }
+    if let Some(map) = v.as_object()
+        && let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str()))
+    {
+        return Err(BuildError::Unsupported {
+            file: file.to_path_buf(),
+            field: format!("{prefix}{k}"),
+        });
     }
     Ok(())
 }
@@ -177,6 +179,14 @@ impl Kustomization {
             return Err(BuildError::Invalid {
                 file: file.to_path_buf(),
                 message: "kustomization is not a mapping".into(),
+            });
+        }
+        let api_version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        if api_version.starts_with("kustomize.toolkit.fluxcd.io/") {
+            return Err(BuildError::Invalid {
+                file: file.to_path_buf(),
+                message: "this is a Flux Kustomization object, not a kustomize kustomization file"
+                    .into(),
             });
         }
         check_keys(file, "", &v, TOP_FIELDS)?;
@@ -227,13 +237,13 @@ impl Kustomization {
         // Non-string label/annotation values would be stringified differently by
         // kustomize; reject them instead of guessing.
         for field in ["commonLabels", "commonAnnotations"] {
-            if let Some(Value::Object(m)) = v.get(field) {
-                if let Some((k, _)) = m.iter().find(|(_, val)| !val.is_string()) {
-                    return Err(BuildError::Invalid {
-                        file: file.to_path_buf(),
-                        message: format!("{field}.{k} must be a string"),
-                    });
-                }
+            if let Some(Value::Object(m)) = v.get(field)
+                && let Some((k, _)) = m.iter().find(|(_, val)| !val.is_string())
+            {
+                return Err(BuildError::Invalid {
+                    file: file.to_path_buf(),
+                    message: format!("{field}.{k} must be a string"),
+                });
             }
         }
         typed(file, v)

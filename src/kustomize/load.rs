@@ -123,10 +123,10 @@ fn check_object(file: &Path, v: Value) -> Result<Value, BuildError> {
         return Err(bad("document is not a mapping".into()));
     };
     for key in ["apiVersion", "kind"] {
-        if !map
+        if map
             .get(key)
             .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty())
+            .is_none_or(|s| s.is_empty())
         {
             return Err(bad(format!("missing Resource metadata (`{key}`)")));
         }

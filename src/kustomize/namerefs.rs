@@ -9,6 +9,24 @@ use super::BuildError;
 use super::fieldspec::FieldSpec;
 use super::resid::{Res, is_cluster_scoped};
 
+/// A `nameReference` entry from a kustomization's `configurations` file.
+#[derive(Debug, Clone)]
+pub struct CustomRef {
+    pub target: String,
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub path: String,
+}
+
+impl CustomRef {
+    fn applies_to(&self, r: &Res) -> bool {
+        (self.kind.is_empty() || self.kind == r.kind())
+            && (self.group.is_empty() || self.group == r.group())
+            && (self.version.is_empty() || self.version == r.version())
+    }
+}
+
 struct Ref {
     target: &'static str,
     spec: FieldSpec,
@@ -102,6 +120,28 @@ fn table() -> &'static [Ref] {
         add(
             "Secret",
             FieldSpec::new("Ingress", "spec/tls/secretName", false),
+        );
+        for p in [
+            "parameters/secretName",
+            "parameters/adminSecretName",
+            "parameters/userSecretName",
+            "parameters/secretRef",
+        ] {
+            add("Secret", FieldSpec::new("StorageClass", p, false));
+        }
+        add(
+            "Secret",
+            FieldSpec::new("PersistentVolume", "spec/azureFile/secretName", false),
+        );
+        add(
+            "Secret",
+            FieldSpec {
+                group: "serving.knative.dev",
+                version: "v1",
+                kind: "Service",
+                path: "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
+                create: false,
+            },
         );
         add(
             "Secret",
@@ -200,7 +240,7 @@ fn table() -> &'static [Ref] {
 }
 
 /// References kustomize fixes that we only detect.
-const UNHANDLED: [(&str, FieldSpec); 6] = [
+const UNHANDLED: [(&str, FieldSpec); 4] = [
     (
         "ConfigMap",
         FieldSpec::new("Role", "rules/resourceNames", false),
@@ -216,22 +256,6 @@ const UNHANDLED: [(&str, FieldSpec); 6] = [
     (
         "Secret",
         FieldSpec::new("ClusterRole", "rules/resourceNames", false),
-    ),
-    (
-        "Service",
-        FieldSpec::new(
-            "ValidatingWebhookConfiguration",
-            "webhooks/clientConfig/service/name",
-            false,
-        ),
-    ),
-    (
-        "Service",
-        FieldSpec::new(
-            "MutatingWebhookConfiguration",
-            "webhooks/clientConfig/service/name",
-            false,
-        ),
     ),
 ];
 
@@ -258,26 +282,32 @@ fn namespaces(r: &Res) -> Vec<String> {
     v
 }
 
-/// The current name of the object `value` referred to, if it was renamed.
-fn resolve<'a>(
-    cands: &'a [Cand],
-    target: &str,
-    value: &str,
-    ref_ns: &[String],
-) -> Option<&'a Cand> {
+/// The object of kind `target` that `value` (in one of `ref_ns`) refers to,
+/// preferring one currently named `value`.
+fn find<'a>(cands: &'a [Cand], target: &str, value: &str, ref_ns: &[String]) -> Option<&'a Cand> {
     let mut matching = cands.iter().filter(|c| {
         c.kind == target
             && c.names.iter().any(|n| n == value)
             && (c.cluster || c.namespaces.iter().any(|n| ref_ns.contains(n)))
     });
     let first = matching.next()?;
-    if first.name == value || cands.iter().any(|c| c.kind == target && c.name == value) {
-        return None;
+    if first.name == value {
+        return Some(first);
     }
-    Some(first)
+    Some(matching.find(|c| c.name == value).unwrap_or(first))
 }
 
-pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
+/// The new name for a scalar reference, if the object was renamed.
+fn resolve<'a>(
+    cands: &'a [Cand],
+    target: &str,
+    value: &str,
+    ref_ns: &[String],
+) -> Option<&'a Cand> {
+    find(cands, target, value, ref_ns).filter(|c| c.name != value)
+}
+
+pub fn fix(resources: &mut [Res], custom: &[CustomRef]) -> Result<(), BuildError> {
     if resources.iter().all(|r| r.history.is_empty()) {
         return Ok(());
     }
@@ -306,15 +336,44 @@ pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
                 {
                     return;
                 }
-                if let Some(Value::String(v)) = parent.get(key) {
-                    if let Some(c) = resolve(&cands, rf.target, v, &ref_ns) {
-                        parent.insert(key.to_string(), Value::String(c.name.clone()));
+                if let Some(Value::String(v)) = parent.get(key)
+                    && let Some(c) = resolve(&cands, rf.target, v, &ref_ns)
+                {
+                    parent.insert(key.to_string(), Value::String(c.name.clone()));
+                }
+            });
+        }
+        let applicable: Vec<&CustomRef> = custom.iter().filter(|c| c.applies_to(r)).collect();
+        for cr in applicable {
+            super::fieldspec::visit_path(&mut r.obj, &cr.path, false, &mut |parent, key| {
+                match parent.get_mut(key) {
+                    Some(Value::String(v)) => {
+                        if let Some(c) = resolve(&cands, &cr.target, v, &ref_ns) {
+                            *v = c.name.clone();
+                        }
                     }
+                    Some(Value::Array(items)) => {
+                        for item in items {
+                            if let Value::String(v) = item
+                                && let Some(c) = resolve(&cands, &cr.target, v, &ref_ns)
+                            {
+                                *v = c.name.clone();
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             });
         }
         if r.group() == "rbac.authorization.k8s.io" && r.kind().ends_with("RoleBinding") {
             fix_subjects(r, &cands, &ref_ns);
+        }
+        if r.group() == "admissionregistration.k8s.io" && r.kind().ends_with("WebhookConfiguration")
+        {
+            fix_webhooks(r, &cands);
+        }
+        if r.kind() == "Ingress" {
+            fix_ingress_annotations(r, &cands, &ref_ns);
         }
         for (target, spec) in UNHANDLED.iter().filter(|(_, s)| s.applies_to(r)) {
             let mut stale = None;
@@ -345,27 +404,72 @@ pub fn fix(resources: &mut [Res]) -> Result<(), BuildError> {
     Ok(())
 }
 
+/// Updates a `{name, namespace}` reference (RBAC subjects, webhook services)
+/// to the referenced object's current name and namespace.
+fn fix_map_ref(
+    m: &mut serde_json::Map<String, Value>,
+    target: &str,
+    cands: &[Cand],
+    ref_ns: &[String],
+) {
+    let Some(name) = m.get("name").and_then(Value::as_str) else {
+        return;
+    };
+    let ns: Vec<String> = match m.get("namespace").and_then(Value::as_str) {
+        Some(n) => vec![norm_ns(n).to_string()],
+        None => ref_ns.to_vec(),
+    };
+    if let Some(c) = find(cands, target, name, &ns) {
+        let (new_name, new_ns) = (c.name.clone(), c.ns.clone());
+        m.insert("name".into(), Value::String(new_name));
+        if !new_ns.is_empty() {
+            m.insert("namespace".into(), Value::String(new_ns));
+        }
+    }
+}
+
 fn fix_subjects(r: &mut Res, cands: &[Cand], ref_ns: &[String]) {
     let Some(Value::Array(subjects)) = r.obj.get_mut("subjects") else {
         return;
     };
     for s in subjects.iter_mut().filter_map(Value::as_object_mut) {
-        if s.get("kind").and_then(Value::as_str) != Some("ServiceAccount") {
-            continue;
+        if s.get("kind").and_then(Value::as_str) == Some("ServiceAccount") {
+            fix_map_ref(s, "ServiceAccount", cands, ref_ns);
         }
-        let Some(name) = s.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        let ns: Vec<String> = match s.get("namespace").and_then(Value::as_str) {
-            Some(n) => vec![norm_ns(n).to_string()],
-            None => ref_ns.to_vec(),
-        };
-        if let Some(c) = resolve(cands, "ServiceAccount", name, &ns) {
-            let (new_name, new_ns) = (c.name.clone(), c.ns.clone());
-            s.insert("name".into(), Value::String(new_name));
-            if !new_ns.is_empty() {
-                s.insert("namespace".into(), Value::String(new_ns));
-            }
+    }
+}
+
+fn fix_webhooks(r: &mut Res, cands: &[Cand]) {
+    let Some(Value::Array(hooks)) = r.obj.get_mut("webhooks") else {
+        return;
+    };
+    for h in hooks {
+        if let Some(Value::Object(svc)) = h.pointer_mut("/clientConfig/service") {
+            fix_map_ref(svc, "Service", cands, &["default".to_string()]);
+        }
+    }
+}
+
+/// Ingress annotations kustomize treats as references.
+const INGRESS_ANNOTATIONS: [(&str, &str); 4] = [
+    ("ingress.kubernetes.io/auth-secret", "Secret"),
+    ("nginx.ingress.kubernetes.io/auth-secret", "Secret"),
+    ("nginx.ingress.kubernetes.io/auth-tls-secret", "Secret"),
+    (
+        "nginx.ingress.kubernetes.io/fastcgi-params-configmap",
+        "ConfigMap",
+    ),
+];
+
+fn fix_ingress_annotations(r: &mut Res, cands: &[Cand], ref_ns: &[String]) {
+    let Some(Value::Object(ann)) = r.obj.pointer_mut("/metadata/annotations") else {
+        return;
+    };
+    for (key, target) in INGRESS_ANNOTATIONS {
+        if let Some(Value::String(v)) = ann.get(key)
+            && let Some(c) = resolve(cands, target, v, ref_ns)
+        {
+            ann.insert(key.to_string(), Value::String(c.name.clone()));
         }
     }
 }

@@ -23,6 +23,10 @@ pub struct Builder<'a> {
     pub root: &'a Path,
     /// Parsed resource files, so each file is parsed once per build.
     parsed: HashMap<PathBuf, Vec<Value>>,
+    /// nameReference configurations from every level (kustomize merges them).
+    custom_refs: Vec<namerefs::CustomRef>,
+    /// Directories being accumulated, to reject reference cycles.
+    stack: Vec<PathBuf>,
 }
 
 pub fn build(
@@ -35,8 +39,16 @@ pub fn build(
     let mut b = Builder {
         root: &root,
         parsed: HashMap::new(),
+        custom_refs: Vec::new(),
+        stack: Vec::new(),
     };
     b.inside_root(&dir, &root.join(path))?;
+    if !dir.is_dir() {
+        return Err(BuildError::Invalid {
+            file: PathBuf::from(path),
+            message: "kustomization path not found".into(),
+        });
+    }
     let mut acc = Vec::new();
     b.accumulate(&dir, components, &mut acc, Role::Top)?;
     // kustomize adds generator hashes once, at the top, over the final content,
@@ -46,7 +58,7 @@ pub fn build(
         r.set_id(None, Some(&name));
         r.needs_hash = false;
     }
-    namerefs::fix(&mut acc)?;
+    namerefs::fix(&mut acc, &b.custom_refs)?;
     order::sort(&mut acc);
     Ok(acc
         .into_iter()
@@ -160,6 +172,27 @@ impl Builder<'_> {
         acc: &mut Vec<Res>,
         role: Role,
     ) -> Result<(), BuildError> {
+        if self.stack.iter().any(|d| d == dir) {
+            return Err(BuildError::Invalid {
+                file: self.rel(dir),
+                message:
+                    "cycle detected: this directory includes itself through resources or components"
+                        .into(),
+            });
+        }
+        self.stack.push(dir.to_path_buf());
+        let res = self.accumulate_inner(dir, extra_components, acc, role);
+        self.stack.pop();
+        res
+    }
+
+    fn accumulate_inner(
+        &mut self,
+        dir: &Path,
+        extra_components: &[String],
+        acc: &mut Vec<Res>,
+        role: Role,
+    ) -> Result<(), BuildError> {
         let (file, k) = self.load_kustomization(dir, role)?;
         match (role, k.is_component()) {
             (Role::Component, false) => {
@@ -238,8 +271,60 @@ impl Builder<'_> {
             // A component transforms everything accumulated so far.
             self.accumulate(&abs, &[], acc, Role::Component)?;
         }
+        for entry in &k.configurations {
+            self.load_configuration(dir, &file, entry)?;
+        }
         self.generate(dir, &file, &k, acc)?;
         self.transform(dir, &file, &k, acc)
+    }
+
+    /// Reads a `configurations` file; only `nameReference` entries are supported.
+    fn load_configuration(
+        &mut self,
+        dir: &Path,
+        file: &Path,
+        entry: &str,
+    ) -> Result<(), BuildError> {
+        let abs = self.resolve(dir, entry, file)?;
+        let rel = self.rel(&abs);
+        let v = load::parse_one(&rel, &self.read(&abs)?)?;
+        let unsupported = |field: String| BuildError::Unsupported {
+            file: rel.clone(),
+            field,
+        };
+        if let Some(k) = v
+            .as_object()
+            .and_then(|m| m.keys().find(|k| *k != "nameReference"))
+        {
+            return Err(unsupported(k.clone()));
+        }
+        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        for nr in v
+            .get("nameReference")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let target = s(nr, "kind");
+            if target.is_empty() {
+                return Err(unsupported("nameReference without kind".into()));
+            }
+            for fs in nr
+                .get("fieldSpecs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                self.custom_refs.push(namerefs::CustomRef {
+                    target: target.clone(),
+                    group: s(fs, "group"),
+                    version: s(fs, "version"),
+                    kind: s(fs, "kind"),
+                    path: s(fs, "path"),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn generate(

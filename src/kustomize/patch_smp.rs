@@ -7,8 +7,15 @@
 
 use serde_json::{Map, Value};
 
-/// Errors are plain messages; the caller adds the patch file.
-pub type SmpResult<T> = Result<T, String>;
+/// Why a patch could not be applied; the caller adds the patch file.
+#[derive(Debug)]
+pub enum SmpError {
+    Invalid(String),
+    /// Valid for kustomize, but not reproduced faithfully here.
+    Unsupported(String),
+}
+
+pub type SmpResult<T> = Result<T, SmpError>;
 
 /// API groups whose types carry strategic-merge metadata in kustomize's schema.
 fn is_builtin_group(group: &str) -> bool {
@@ -36,9 +43,20 @@ fn is_builtin_group(group: &str) -> bool {
     GROUPS.contains(&group)
 }
 
-/// Merge key for a list field of a built-in type, or None to replace the list.
-fn merge_key(kind: &str, field: &str, parent_path: &[String]) -> Option<&'static str> {
-    Some(match field {
+/// How a list field of a built-in type merges.
+enum ListMerge {
+    /// Objects matched by these key fields (kustomize uses the schema's list-map keys).
+    Keys(&'static [&'static str]),
+    /// Scalars unioned, patch values first (e.g. finalizers).
+    Union,
+}
+
+/// Merge strategy for a list field of a built-in type, or None to replace the list.
+fn merge_key(kind: &str, field: &str, parent_path: &[String]) -> Option<ListMerge> {
+    let in_container = parent_path
+        .last()
+        .is_some_and(|p| p == "containers" || p == "initContainers");
+    Some(ListMerge::Keys(match field {
         "containers"
         | "initContainers"
         | "ephemeralContainers"
@@ -46,23 +64,22 @@ fn merge_key(kind: &str, field: &str, parent_path: &[String]) -> Option<&'static
         | "env"
         | "imagePullSecrets"
         | "resourceClaims"
-        | "webhooks" => "name",
-        "volumeMounts" => "mountPath",
-        "volumeDevices" => "devicePath",
-        "hostAliases" => "ip",
-        "topologySpreadConstraints" => "topologyKey",
-        "conditions" => "type",
-        "ownerReferences" => "uid",
-        "ports" if kind == "Service" && parent_path.len() == 1 => "port",
-        "ports"
-            if parent_path
-                .last()
-                .is_some_and(|p| p == "containers" || p == "initContainers") =>
-        {
-            "containerPort"
+        | "webhooks" => &["name"],
+        "volumeMounts" => &["mountPath"],
+        "resizePolicy" => &["resourceName"],
+        "schedulingGates" => &["name"],
+        "volumeDevices" => &["devicePath"],
+        "hostAliases" => &["ip"],
+        "topologySpreadConstraints" => &["topologyKey", "whenUnsatisfiable"],
+        "conditions" => &["type"],
+        "ownerReferences" => &["uid"],
+        "ports" if kind == "Service" && parent_path.len() == 1 => &["port", "protocol"],
+        "ports" if in_container => &["containerPort", "protocol"],
+        "finalizers" if parent_path.len() == 1 && parent_path[0] == "metadata" => {
+            return Some(ListMerge::Union);
         }
         _ => return None,
-    })
+    }))
 }
 
 struct Ctx<'a> {
@@ -77,7 +94,9 @@ pub fn apply(obj: &mut Value, patch: &Value, group: &str, kind: &str) -> SmpResu
         builtin: is_builtin_group(group),
     };
     let Value::Object(p) = patch else {
-        return Err("strategic merge patch is not a mapping".into());
+        return Err(SmpError::Invalid(
+            "strategic merge patch is not a mapping".into(),
+        ));
     };
     if directive(p) == Some("delete") {
         return Ok(false);
@@ -101,15 +120,15 @@ fn directive(m: &Map<String, Value>) -> Option<&str> {
 
 fn check_directives(m: &Map<String, Value>) -> SmpResult<()> {
     if let Some(k) = m.keys().find(|k| k.starts_with('$') && *k != "$patch") {
-        return Err(format!(
-            "strategic merge directive `{k}` is not supported by the native builder"
-        ));
+        return Err(SmpError::Unsupported(format!(
+            "strategic merge directive {k}"
+        )));
     }
     match directive(m) {
         None | Some("delete") | Some("replace") | Some("merge") => Ok(()),
-        Some(other) => Err(format!(
+        Some(other) => Err(SmpError::Invalid(format!(
             "unknown strategic merge directive `$patch: {other}`"
-        )),
+        ))),
     }
 }
 
@@ -178,11 +197,11 @@ fn merge_map(
             o.remove(k);
             continue;
         }
-        if let Value::Object(pm) = pv {
-            if directive(pm) == Some("delete") {
-                o.remove(k);
-                continue;
-            }
+        if let Value::Object(pm) = pv
+            && directive(pm) == Some("delete")
+        {
+            o.remove(k);
+            continue;
         }
         match o.get_mut(k) {
             None => {
@@ -209,48 +228,100 @@ fn merge_list(o: &mut Vec<Value>, p: &[Value], ctx: &Ctx, path: &mut Vec<String>
         i.as_object()
             .is_some_and(|m| directive(m) == Some("replace"))
     });
-    let key = if ctx.builtin {
+    let strategy = if ctx.builtin && !replace_all {
         merge_key(ctx.kind, &field, parent)
     } else {
         None
     };
-    let Some(key) = key.filter(|_| !replace_all) else {
-        *o = clean_value(&Value::Array(p.to_vec()))?
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        return Ok(());
+    let keys = match strategy {
+        Some(ListMerge::Union) => {
+            let mut out: Vec<Value> = p.to_vec();
+            out.extend(o.drain(..).filter(|v| !p.contains(v)));
+            *o = out;
+            return Ok(());
+        }
+        Some(ListMerge::Keys(keys)) => keys,
+        None => {
+            *o = clean_value(&Value::Array(p.to_vec()))?
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            return Ok(());
+        }
     };
-    let key_of = |v: &Value| v.get(key).cloned();
-    let mut remaining: Vec<Option<Value>> = o.drain(..).map(Some).collect();
-    let mut out = Vec::new();
     for item in p {
         let Value::Object(pm) = item else {
-            return Err(format!(
-                "list `{field}` is merged by `{key}` but an element is not a mapping"
-            ));
+            return Err(SmpError::Invalid(format!(
+                "list `{field}` is merged by key but an element is not a mapping"
+            )));
         };
         check_directives(pm)?;
+    }
+    // kustomize (kyaml) only uses secondary keys (e.g. `protocol` of ports) when
+    // every element has them, and then keeps the original order; with the primary
+    // key alone, patch elements come first. Mixed lists behave erratically there.
+    let has = |v: &Value, k: &str| v.get(k).is_some_and(|x| !x.is_null());
+    let full = |v: &Value| keys.iter().all(|k| has(v, k));
+    let all = || o.iter().chain(p.iter());
+    let (keys, patch_first) =
+        if keys.len() == 1 || all().all(|v| !keys[1..].iter().any(|k| has(v, k))) {
+            (&keys[..1], true)
+        } else if all().all(full) {
+            (keys, false)
+        } else {
+            return Err(SmpError::Unsupported(format!(
+                "merging list `{field}` whose elements only partly set {}",
+                keys[1..].join(", ")
+            )));
+        };
+    let key_of = |v: &Value| -> Option<Vec<Value>> {
+        keys.iter()
+            .map(|k| v.get(*k).filter(|x| !x.is_null()).cloned())
+            .collect()
+    };
+    let mut originals: Vec<Option<Value>> = o.drain(..).map(Some).collect();
+    // Merged originals stay in place unless the patch order wins.
+    let mut merged: Vec<Option<Value>> = vec![None; originals.len()];
+    let mut deleted = vec![false; originals.len()];
+    let mut from_patch = Vec::new();
+    for item in p {
         let k = key_of(item);
         let found = k.as_ref().and_then(|k| {
-            remaining
+            originals
                 .iter()
                 .position(|r| r.as_ref().is_some_and(|r| key_of(r).as_ref() == Some(k)))
         });
-        let original = found.and_then(|i| remaining[i].take());
-        if directive(pm) == Some("delete") {
-            continue;
-        }
-        match original {
-            Some(mut ov) => {
-                merge_value(&mut ov, item, ctx, path)?;
-                out.push(ov);
+        let is_delete = item
+            .as_object()
+            .is_some_and(|m| directive(m) == Some("delete"));
+        match found {
+            Some(i) => {
+                let mut ov = originals[i].take().unwrap_or(Value::Null);
+                if is_delete {
+                    deleted[i] = true;
+                } else {
+                    merge_value(&mut ov, item, ctx, path)?;
+                    if patch_first {
+                        from_patch.push(ov);
+                    } else {
+                        merged[i] = Some(ov);
+                    }
+                }
             }
-            None => out.push(Value::Object(clean(pm)?)),
+            None if is_delete => {}
+            None => from_patch.push(Value::Object(clean(
+                item.as_object().expect("checked above"),
+            )?)),
         }
     }
-    out.extend(remaining.into_iter().flatten());
-    *o = out;
+    let rest = originals
+        .into_iter()
+        .zip(merged)
+        .zip(deleted)
+        .filter(|(_, d)| !d)
+        .filter_map(|((orig, m), _)| m.or(orig));
+    from_patch.extend(rest);
+    *o = from_patch;
     Ok(())
 }
 
@@ -276,5 +347,15 @@ mod tests {
         let p = json!({"spec": {"containers": [{"name": "b"}]}});
         apply(&mut o, &p, "example.com", "Foo").unwrap();
         assert_eq!(o, json!({"spec": {"containers": [{"name": "b"}]}}));
+    }
+
+    #[test]
+    fn partly_keyed_lists_are_unsupported() {
+        let mut o = json!({"spec": {"ports": [{"port": 80, "protocol": "TCP"}, {"port": 81}]}});
+        let p = json!({"spec": {"ports": [{"port": 81, "protocol": "TCP", "name": "b"}]}});
+        assert!(matches!(
+            apply(&mut o, &p, "", "Service"),
+            Err(SmpError::Unsupported(_))
+        ));
     }
 }

@@ -87,8 +87,13 @@ fn apply_smp(
     for &i in targets {
         let r = &mut acc[i];
         let (group, kind) = (r.group().to_string(), r.kind().to_string());
-        let keep =
-            patch_smp::apply(&mut r.obj, doc, &group, &kind).map_err(|m| patch_err(source, m))?;
+        let keep = patch_smp::apply(&mut r.obj, doc, &group, &kind).map_err(|e| match e {
+            patch_smp::SmpError::Invalid(m) => patch_err(source, m),
+            patch_smp::SmpError::Unsupported(field) => BuildError::Unsupported {
+                file: source.to_path_buf(),
+                field,
+            },
+        })?;
         r.patched_by.push(source.to_path_buf());
         if !keep {
             deleted.push(i);
@@ -145,10 +150,17 @@ pub fn strategic_merge_list(
 ) -> Result<(), BuildError> {
     for e in entries {
         // kustomize accepts either a file path or inline YAML here.
-        let (text, source) = if e.contains('\n') {
+        let inline = e.contains('\n') || e.trim_start().starts_with('{');
+        let (text, source) = if inline {
             (e.clone(), file.to_path_buf())
         } else {
             let abs = b.resolve(dir, e, file)?;
+            if !abs.is_file() {
+                return Err(BuildError::MissingResource {
+                    file: file.to_path_buf(),
+                    entry: e.clone(),
+                });
+            }
             (b.read(&abs)?, b.rel(&abs))
         };
         for doc in load::parse_docs(&source, &text)? {

@@ -21,11 +21,12 @@ pub fn namespace(resources: &mut [Res], ns: &str) {
         if group == "rbac.authorization.k8s.io"
             && (kind == "RoleBinding" || kind == "ClusterRoleBinding")
         {
-            // Only subjects pointing at the "default" namespace follow the move
-            // (kustomize's default `setRoleBindingSubjects: defaultOnly`).
+            // kustomize's `setRoleBindingSubjects: defaultOnly`: subjects named
+            // "default" move with the namespace; others follow only through
+            // name references to objects in the build (see namerefs).
             if let Some(Value::Array(subjects)) = r.obj.get_mut("subjects") {
                 for s in subjects.iter_mut().filter_map(Value::as_object_mut) {
-                    if s.get("namespace").and_then(Value::as_str) == Some("default") {
+                    if s.get("name").and_then(Value::as_str) == Some("default") {
                         s.insert("namespace".into(), Value::String(ns.into()));
                     }
                 }
@@ -134,10 +135,9 @@ pub fn replicas(resources: &mut [Res], replicas: &[Replica]) {
             if let Some(spec) = r.obj.as_object_mut().map(|o| {
                 o.entry("spec")
                     .or_insert_with(|| Value::Object(Default::default()))
-            }) {
-                if let Some(m) = spec.as_object_mut() {
-                    m.insert("replicas".into(), Value::from(rep.count));
-                }
+            }) && let Some(m) = spec.as_object_mut()
+            {
+                m.insert("replicas".into(), Value::from(rep.count));
             }
         }
     }
@@ -178,11 +178,11 @@ fn images_in(v: &mut Value, images: &[Image]) -> bool {
             for (k, child) in m.iter_mut() {
                 if (k == "containers" || k == "initContainers") && child.is_array() {
                     for c in child.as_array_mut().into_iter().flatten() {
-                        if let Some(Value::String(img)) = c.get_mut("image") {
-                            if let Some(new) = rewrite_image(img, images) {
-                                *img = new;
-                                changed = true;
-                            }
+                        if let Some(Value::String(img)) = c.get_mut("image")
+                            && let Some(new) = rewrite_image(img, images)
+                        {
+                            *img = new;
+                            changed = true;
                         }
                     }
                 }

@@ -1,0 +1,403 @@
+//! Unsupported features, the Auto-mode fallback, and error messages that name
+//! the file (and line) at fault.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cellgen::kustomize::{BuildError, Mode, build};
+use serde_json::Value;
+
+fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+fn have_kubectl() -> bool {
+    Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n";
+
+const REPLACEMENTS: &str = "\
+resources: [cm.yaml]
+replacements:
+- source: {kind: ConfigMap, name: cm, fieldPath: data.a}
+  targets:
+  - select: {kind: ConfigMap, name: cm}
+    fieldPaths: [data.copy]
+    options: {create: true}
+";
+
+fn unsupported(err: BuildError) -> (PathBuf, String) {
+    match err {
+        BuildError::Unsupported { file, field } => (file, field),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
+#[test]
+fn unsupported_top_level_fields_name_file_and_field() {
+    for field in [
+        "replacements",
+        "helmCharts",
+        "vars",
+        "crds",
+        "transformers",
+        "generators",
+        "openapi",
+        "buildMetadata",
+    ] {
+        let text = format!("resources: [cm.yaml]\n{field}: []\n");
+        let r = repo(&[("app/kustomization.yaml", &text), ("app/cm.yaml", CM)]);
+        let err = build(r.path(), "app", &[], Mode::Native).unwrap_err();
+        let msg = err.to_string();
+        let (file, got) = unsupported(err);
+        assert_eq!(file, Path::new("app/kustomization.yaml"));
+        assert_eq!(got, field);
+        assert!(
+            msg.contains("app/kustomization.yaml") && msg.contains(field),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn unsupported_nested_fields() {
+    let cases = [
+        (
+            "patches:\n- path: p.yaml\n  options: {allowNameChange: true}\n",
+            "patches[].options",
+        ),
+        (
+            "labels:\n- pairs: {a: b}\n  fields: []\n",
+            "labels[].fields",
+        ),
+        (
+            "configMapGenerator:\n- name: x\n  kvSources: []\n",
+            "configMapGenerator[].kvSources",
+        ),
+        (
+            "resources:\n- https://github.com/org/repo//dir?ref=v1\n",
+            "resources: https://github.com/org/repo//dir?ref=v1 (remote)",
+        ),
+    ];
+    for (text, field) in cases {
+        let r = repo(&[("kustomization.yaml", text)]);
+        let (file, got) = unsupported(build(r.path(), ".", &[], Mode::Native).unwrap_err());
+        assert_eq!(file, Path::new("kustomization.yaml"));
+        assert_eq!(got, field);
+    }
+}
+
+#[test]
+fn unsupported_in_a_component_names_the_component_file() {
+    let r = repo(&[
+        ("app/kustomization.yaml", "resources: [cm.yaml]\n"),
+        ("app/cm.yaml", CM),
+        (
+            "comp/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nreplacements: []\n",
+        ),
+    ]);
+    let (file, field) =
+        unsupported(build(r.path(), "app", &["../comp".into()], Mode::Native).unwrap_err());
+    assert_eq!(file, Path::new("comp/kustomization.yaml"));
+    assert_eq!(field, "replacements");
+}
+
+#[test]
+fn auto_mode_falls_back_to_external_kustomize() {
+    if !have_kubectl() {
+        eprintln!("note: kubectl not on PATH; skipping Auto fallback test");
+        return;
+    }
+    let r = repo(&[
+        ("app/kustomization.yaml", REPLACEMENTS),
+        ("app/cm.yaml", CM),
+    ]);
+    let out = build(r.path(), "app", &[], Mode::Auto).unwrap();
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].object["data"]["copy"], Value::String("b".into()));
+    assert_eq!(out[0].origin, Path::new("app/kustomization.yaml"));
+    // Supported paths stay native in Auto mode.
+    let plain = repo(&[
+        ("app/kustomization.yaml", "resources: [cm.yaml]\n"),
+        ("app/cm.yaml", CM),
+    ]);
+    let out = build(plain.path(), "app", &[], Mode::Auto).unwrap();
+    assert_eq!(out[0].origin, Path::new("app/cm.yaml"));
+}
+
+#[test]
+fn auto_fallback_appends_components_like_flux() {
+    if !have_kubectl() {
+        eprintln!("note: kubectl not on PATH; skipping Auto fallback test");
+        return;
+    }
+    let r = repo(&[
+        ("app/kustomization.yaml", REPLACEMENTS),
+        ("app/cm.yaml", CM),
+        (
+            "comp/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnamePrefix: c-\n",
+        ),
+    ]);
+    let before: Vec<_> = walkdir::WalkDir::new(r.path())
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .collect();
+    let out = build(r.path(), "app", &["../comp".into()], Mode::Auto).unwrap();
+    assert_eq!(out[0].object["metadata"]["name"], "c-cm");
+    let after: Vec<_> = walkdir::WalkDir::new(r.path())
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .collect();
+    assert_eq!(before, after, "the repository must not be written to");
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("app/kustomization.yaml")).unwrap(),
+        REPLACEMENTS
+    );
+}
+
+#[test]
+fn external_errors_carry_the_tool_output() {
+    if !have_kubectl() {
+        return;
+    }
+    let r = repo(&[("app/kustomization.yaml", "resources: [missing.yaml]\n")]);
+    match build(r.path(), "app", &[], Mode::External).unwrap_err() {
+        BuildError::External { command, stderr } => {
+            assert!(command.contains("kustomize"), "{command}");
+            assert!(stderr.contains("missing.yaml"), "{stderr}");
+        }
+        other => panic!("expected External, got {other:?}"),
+    }
+}
+
+#[test]
+fn missing_and_wrong_components() {
+    let r = repo(&[
+        ("app/kustomization.yaml", "resources: [cm.yaml]\n"),
+        ("app/cm.yaml", CM),
+        ("notcomp/kustomization.yaml", "resources: []\n"),
+    ]);
+    match build(r.path(), "app", &["../nope".into()], Mode::Native).unwrap_err() {
+        BuildError::MissingComponent { path } => assert_eq!(path, Path::new("nope")),
+        other => panic!("{other:?}"),
+    }
+    let err = build(r.path(), "app", &["../notcomp".into()], Mode::Native).unwrap_err();
+    assert!(err.to_string().contains("notcomp"), "{err}");
+    match err {
+        BuildError::NotAComponent { path, kind } => {
+            assert_eq!(path, Path::new("notcomp"));
+            assert_eq!(kind, "Kustomization");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn yaml_errors_name_file_and_line() {
+    let r = repo(&[
+        ("kustomization.yaml", "resources: [bad.yaml]\n"),
+        (
+            "bad.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n",
+        ),
+    ]);
+    let err = build(r.path(), ".", &[], Mode::Native).unwrap_err();
+    let msg = err.to_string();
+    match err {
+        BuildError::Yaml { file, line, .. } => {
+            assert_eq!(file, Path::new("bad.yaml"));
+            assert!(line.is_some_and(|l| l >= 4), "{line:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(msg.starts_with("bad.yaml:"), "{msg}");
+}
+
+#[test]
+fn duplicate_ids_are_rejected() {
+    let r = repo(&[
+        ("kustomization.yaml", "resources: [a.yaml, b.yaml]\n"),
+        ("a.yaml", CM),
+        ("b.yaml", CM),
+    ]);
+    let err = build(r.path(), ".", &[], Mode::Native).unwrap_err();
+    assert!(matches!(err, BuildError::DuplicateId { .. }), "{err:?}");
+    assert!(err.to_string().contains("already registered id"), "{err}");
+}
+
+#[test]
+fn flux_generation_rejects_non_kubernetes_yaml() {
+    let r = repo(&[
+        ("apps/cm.yaml", CM),
+        ("apps/.sops.yaml", "creation_rules: []\n"),
+    ]);
+    match build(r.path(), "apps", &[], Mode::Native).unwrap_err() {
+        BuildError::NotKubernetes { file, .. } => assert_eq!(file, Path::new("apps/.sops.yaml")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unhandled_name_references_are_unsupported_not_stale() {
+    let role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r}\nrules:\n- apiGroups: ['']\n  resources: [configmaps]\n  resourceNames: [cm]\n  verbs: [get]\n";
+    let r = repo(&[
+        (
+            "kustomization.yaml",
+            "namePrefix: p-\nresources: [cm.yaml, role.yaml]\n",
+        ),
+        ("cm.yaml", CM),
+        ("role.yaml", role),
+    ]);
+    let (file, field) = unsupported(build(r.path(), ".", &[], Mode::Native).unwrap_err());
+    assert_eq!(file, Path::new("role.yaml"));
+    assert!(field.contains("rules/resourceNames"), "{field}");
+}
+
+#[test]
+fn env_file_entries_from_the_environment_are_unsupported() {
+    let r = repo(&[
+        (
+            "kustomization.yaml",
+            "configMapGenerator:\n- name: x\n  envs: [a.env]\n",
+        ),
+        ("a.env", "A=1\nFROM_ENV\n"),
+    ]);
+    let (file, field) = unsupported(build(r.path(), ".", &[], Mode::Native).unwrap_err());
+    assert_eq!(file, Path::new("kustomization.yaml"));
+    assert!(field.contains("line 2"), "{field}");
+}
+
+#[test]
+fn paths_may_not_leave_the_repository() {
+    let r = repo(&[("kustomization.yaml", "resources: [../../etc/passwd]\n")]);
+    let err = build(r.path(), ".", &[], Mode::Native).unwrap_err();
+    assert!(matches!(err, BuildError::Invalid { .. }), "{err:?}");
+    assert!(err.to_string().contains("leaves the repository"), "{err}");
+}
+
+#[test]
+fn missing_resources_and_patch_targets_name_the_file() {
+    let r = repo(&[("k/kustomization.yaml", "resources: [nope.yaml]\n")]);
+    let err = build(r.path(), "k", &[], Mode::Native).unwrap_err();
+    assert!(
+        err.to_string().contains("k/kustomization.yaml") && err.to_string().contains("nope.yaml"),
+        "{err}"
+    );
+    let r = repo(&[
+        (
+            "kustomization.yaml",
+            "resources: [cm.yaml]\npatches:\n- path: p.yaml\n",
+        ),
+        ("cm.yaml", CM),
+        (
+            "p.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\ndata: {x: y}\n",
+        ),
+    ]);
+    let err = build(r.path(), ".", &[], Mode::Native).unwrap_err();
+    match &err {
+        BuildError::Patch { file, .. } => assert_eq!(file, Path::new("p.yaml")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn origins_and_patch_provenance() {
+    let r = repo(&[
+        (
+            "base/kustomization.yaml",
+            "resources: [cm.yaml]\nconfigMapGenerator:\n- name: gen\n  literals: [a=b]\n",
+        ),
+        ("base/cm.yaml", CM),
+        (
+            "overlay/kustomization.yaml",
+            "resources: [../base]\npatches:\n- path: p.yaml\n- target: {kind: ConfigMap, name: gen}\n  patch: |\n    - {op: add, path: /data/c, value: d}\n",
+        ),
+        (
+            "overlay/p.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {x: y}\n",
+        ),
+    ]);
+    let out = build(r.path(), "overlay", &[], Mode::Native).unwrap();
+    let by_name = |n: &str| {
+        out.iter()
+            .find(|r| {
+                r.object["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(n)
+            })
+            .unwrap()
+    };
+    assert_eq!(by_name("cm").origin, Path::new("base/cm.yaml"));
+    assert_eq!(
+        by_name("cm").patched_by,
+        vec![PathBuf::from("overlay/p.yaml")]
+    );
+    assert_eq!(by_name("gen").origin, Path::new("base/kustomization.yaml"));
+    assert_eq!(
+        by_name("gen").patched_by,
+        vec![PathBuf::from("overlay/kustomization.yaml")]
+    );
+}
+
+#[test]
+fn a_flux_kustomization_named_kustomization_yaml_is_explained() {
+    let flux = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: x}\nspec: {path: ./x}\n";
+    let r = repo(&[("k/kustomization.yaml", flux)]);
+    let err = build(r.path(), "k", &[], Mode::Native).unwrap_err();
+    assert!(matches!(err, BuildError::Invalid { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("k/kustomization.yaml")
+            && err.to_string().contains("Flux Kustomization"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_path_is_reported() {
+    let r = repo(&[("other/cm.yaml", CM)]);
+    let err = build(r.path(), "nope", &[], Mode::Native).unwrap_err();
+    assert!(
+        err.to_string().contains("nope") && err.to_string().contains("not found"),
+        "{err}"
+    );
+}
+
+#[test]
+fn configurations_other_than_name_references_are_unsupported() {
+    let r = repo(&[
+        (
+            "kustomization.yaml",
+            "resources: [cm.yaml]\nconfigurations: [conf.yaml]\n",
+        ),
+        ("cm.yaml", CM),
+        ("conf.yaml", "namePrefix:\n- path: metadata/name\n"),
+    ]);
+    let (file, field) = unsupported(build(r.path(), ".", &[], Mode::Native).unwrap_err());
+    assert_eq!(file, Path::new("conf.yaml"));
+    assert_eq!(field, "namePrefix");
+}
+
+#[test]
+fn reference_cycles_are_errors() {
+    let r = repo(&[
+        ("a/kustomization.yaml", "resources: [../b]\n"),
+        ("b/kustomization.yaml", "resources: [../a]\n"),
+    ]);
+    let err = build(r.path(), "a", &[], Mode::Native).unwrap_err();
+    assert!(err.to_string().contains("cycle"), "{err}");
+}
