@@ -161,7 +161,7 @@ fn add_one(
     stack: &mut Vec<String>,
 ) -> Result<(), CellgenError> {
     let component = catalog.get(name)?;
-    let (config, _) = planned_config(plan)?;
+    let (mut config, _) = planned_config(plan)?;
     if cell_components(plan, &config, &cell.name)?.contains(name) {
         outcome.unchanged.push(name.to_string());
         return Ok(());
@@ -204,6 +204,8 @@ fn add_one(
                 stack,
             )?;
         }
+        // The requirements changed the contract (keys, schema): work from the planned one.
+        (config, _) = planned_config(plan)?;
     }
     validate_component(plan, &config, component)?;
 

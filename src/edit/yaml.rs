@@ -174,9 +174,13 @@ pub fn remove_flux_component(text: &str, path: &str) -> Result<String, YamlEditE
     };
     let (_, item) = &list.items[index];
     if list.flow {
-        let range = if list.items.len() == 1 {
-            item.clone()
-        } else if index + 1 < list.items.len() {
+        if list.items.len() == 1
+            && let Some(value) = &list.value
+        {
+            // The list is empty now: `[]`, whatever spacing the last item had.
+            return Ok(splice(text, value.clone(), "[]"));
+        }
+        let range = if index + 1 < list.items.len() {
             item.start..list.items[index + 1].1.start
         } else {
             list.items[index - 1].1.end..item.end
@@ -349,6 +353,8 @@ mod tests {
         let added = add_flux_component(&text, "../y").unwrap();
         assert!(added.contains("components: [../x, ../y]"), "{added}");
         assert_eq!(remove_flux_component(&added, "../y").unwrap(), text);
+        let spaced = LAYER.replace("[]", "[ ../x ]");
+        assert_eq!(remove_flux_component(&spaced, "../x").unwrap(), LAYER);
     }
 
     #[test]
