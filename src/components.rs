@@ -135,148 +135,140 @@ pub fn add(
     name: &str,
     with_requirements: bool,
 ) -> Result<Outcome, CellgenError> {
-    let mut outcome = Outcome::default();
-    add_one(
-        plan,
+    let mut adding = Adding {
         templates,
         catalog,
         cell,
-        name,
         with_requirements,
-        &mut outcome,
-        &mut Vec::new(),
-    )?;
-    Ok(outcome)
+        outcome: Outcome::default(),
+        stack: Vec::new(),
+    };
+    adding.add(plan, name)?;
+    Ok(adding.outcome)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn add_one(
-    plan: &mut Plan,
-    templates: &Templates,
-    catalog: &Catalog,
-    cell: &CellName,
-    name: &str,
+/// One `add` call: requirements are added first, depth-first, and a cycle is an error.
+struct Adding<'a> {
+    templates: &'a Templates,
+    catalog: &'a Catalog,
+    cell: &'a CellName,
     with_requirements: bool,
-    outcome: &mut Outcome,
-    stack: &mut Vec<String>,
-) -> Result<(), CellgenError> {
-    let component = catalog.get(name)?;
-    let (mut config, _) = planned_config(plan)?;
-    if cell_components(plan, &config, &cell.name)?.contains(name) {
-        outcome.unchanged.push(name.to_string());
-        return Ok(());
-    }
-    stack.push(name.to_string());
-    let present = cell_components(plan, &config, &cell.name)?;
-    let missing: Vec<String> = component
-        .spec
-        .requires
-        .iter()
-        .filter(|r| !present.contains(*r))
-        .cloned()
-        .collect();
-    if !missing.is_empty() {
-        if !with_requirements {
-            return Err(CellgenError::MissingRequirement {
-                name: name.into(),
-                cell: cell.name.clone(),
-                missing,
-            });
+    outcome: Outcome,
+    stack: Vec<String>,
+}
+
+impl Adding<'_> {
+    fn add(&mut self, plan: &mut Plan, name: &str) -> Result<(), CellgenError> {
+        let (templates, catalog, cell) = (self.templates, self.catalog, self.cell);
+        let component = catalog.get(name)?;
+        let (mut config, _) = planned_config(plan)?;
+        if cell_components(plan, &config, &cell.name)?.contains(name) {
+            self.outcome.unchanged.push(name.to_string());
+            return Ok(());
         }
-        for requirement in missing {
-            if stack.contains(&requirement) {
-                return Err(invalid(
-                    Path::new(COMPONENTS_DIR).join(name).as_path(),
-                    format!(
-                        "requirements form a cycle: {} -> {requirement}",
-                        stack.join(" -> ")
-                    ),
-                ));
+        self.stack.push(name.to_string());
+        let present = cell_components(plan, &config, &cell.name)?;
+        let missing: Vec<String> = component
+            .spec
+            .requires
+            .iter()
+            .filter(|r| !present.contains(*r))
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            if !self.with_requirements {
+                return Err(CellgenError::MissingRequirement {
+                    name: name.into(),
+                    cell: cell.name.clone(),
+                    missing,
+                });
             }
-            add_one(
-                plan,
-                templates,
-                catalog,
-                cell,
-                &requirement,
-                true,
-                outcome,
-                stack,
+            for requirement in missing {
+                if self.stack.contains(&requirement) {
+                    return Err(invalid(
+                        Path::new(COMPONENTS_DIR).join(name).as_path(),
+                        format!(
+                            "requirements form a cycle: {} -> {requirement}",
+                            self.stack.join(" -> ")
+                        ),
+                    ));
+                }
+                self.add(plan, &requirement)?;
+            }
+            // The requirements changed the contract (keys, schema): work from the planned one.
+            (config, _) = planned_config(plan)?;
+        }
+        validate_component(plan, &config, component)?;
+
+        // Flux side: materialise the shared component once, then list it in the cell's layers.
+        for (path, contents) in component.shared_files(templates) {
+            if !plan.exists(&path) {
+                plan.write(path, contents)?;
+            }
+        }
+        for layer_name in &component.spec.layers {
+            let layer = config.layer(layer_name).expect("validated above");
+            let reference = component_ref(&layer.path, name, layer_name);
+            let path = cell_flux_dir(&cell.name).join(format!("{layer_name}.yaml"));
+            edit(plan, &path, |text| {
+                yaml::add_flux_component(text, &reference).map_err(|e| invalid(&path, e))
+            })?;
+        }
+
+        // Terraform side: the identity, then the keys that appear only once it exists.
+        if let Some(tf) = component.terraform(templates, cell)? {
+            plan.write(
+                cell_terraform_dir(&cell.name).join(format!("{name}.tf")),
+                tf,
             )?;
         }
-        // The requirements changed the contract (keys, schema): work from the planned one.
-        (config, _) = planned_config(plan)?;
-    }
-    validate_component(plan, &config, component)?;
-
-    // Flux side: materialise the shared component once, then list it in the cell's layers.
-    for (path, contents) in component.shared_files(templates) {
-        if !plan.exists(&path) {
-            plan.write(path, contents)?;
-        }
-    }
-    for layer_name in &component.spec.layers {
-        let layer = config.layer(layer_name).expect("validated above");
-        let reference = component_ref(&layer.path, name, layer_name);
-        let path = cell_flux_dir(&cell.name).join(format!("{layer_name}.yaml"));
-        edit(plan, &path, |text| {
-            yaml::add_flux_component(text, &reference).map_err(|e| invalid(&path, e))
+        let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
+        edit(plan, &metadata, |text| {
+            let mut text = text.to_string();
+            for (key, spec) in &component.spec.keys {
+                text = hcl::add_data_entry(&text, key, &spec.terraform)
+                    .map_err(|e| invalid(&metadata, e))?;
+            }
+            for dep in component.depends_on() {
+                text = hcl::add_depends_on(&text, &dep).map_err(|e| invalid(&metadata, e))?;
+            }
+            Ok(text)
         })?;
-    }
 
-    // Terraform side: the identity, then the keys that appear only once it exists.
-    if let Some(tf) = component.terraform(templates, cell)? {
-        plan.write(
-            cell_terraform_dir(&cell.name).join(format!("{name}.tf")),
-            tf,
-        )?;
-    }
-    let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
-    edit(plan, &metadata, |text| {
-        let mut text = text.to_string();
-        for (key, spec) in &component.spec.keys {
-            text = hcl::add_data_entry(&text, key, &spec.terraform)
-                .map_err(|e| invalid(&metadata, e))?;
-        }
-        for dep in component.depends_on() {
-            text = hcl::add_depends_on(&text, &dep).map_err(|e| invalid(&metadata, e))?;
-        }
-        Ok(text)
-    })?;
-
-    // The contract: keys new to the repository bump the schema, on both sides.
-    let new_keys: Vec<(&String, &crate::catalog::ComponentKey)> = component
-        .spec
-        .keys
-        .iter()
-        .filter(|(k, _)| !config.keys.contains_key(*k))
-        .collect();
-    if !new_keys.is_empty() {
-        let schema = config.schema + 1;
-        let entries: Vec<(String, Vec<(&str, String)>)> = new_keys
+        // The contract: keys new to the repository bump the schema, on both sides.
+        let new_keys: Vec<(&String, &crate::catalog::ComponentKey)> = component
+            .spec
+            .keys
             .iter()
-            .map(|(key, spec)| {
-                let fields = vec![
-                    ("description", yaml::scalar(&spec.description)),
-                    ("example", yaml::scalar(&spec.example)),
-                    ("terraform", yaml::scalar(&spec.terraform)),
-                    ("component", yaml::scalar(name)),
-                    ("since", schema.to_string()),
-                ];
-                ((*key).clone(), fields)
-            })
+            .filter(|(k, _)| !config.keys.contains_key(*k))
             .collect();
-        edit(plan, Path::new(CONFIG_FILE), |text| {
-            let text = yaml::append_keys(text, &entries)
-                .map_err(|e| invalid(Path::new(CONFIG_FILE), e))?;
-            yaml::set_schema(&text, schema).map_err(|e| invalid(Path::new(CONFIG_FILE), e))
-        })?;
-        set_schema_everywhere(plan, &cell.name, schema)?;
-        record_schema(outcome, config.schema, schema);
+        if !new_keys.is_empty() {
+            let schema = config.schema + 1;
+            let entries: Vec<(String, Vec<(&str, String)>)> = new_keys
+                .iter()
+                .map(|(key, spec)| {
+                    let fields = vec![
+                        ("description", yaml::scalar(&spec.description)),
+                        ("example", yaml::scalar(&spec.example)),
+                        ("terraform", yaml::scalar(&spec.terraform)),
+                        ("component", yaml::scalar(name)),
+                        ("since", schema.to_string()),
+                    ];
+                    ((*key).clone(), fields)
+                })
+                .collect();
+            edit(plan, Path::new(CONFIG_FILE), |text| {
+                let text = yaml::append_keys(text, &entries)
+                    .map_err(|e| invalid(Path::new(CONFIG_FILE), e))?;
+                yaml::set_schema(&text, schema).map_err(|e| invalid(Path::new(CONFIG_FILE), e))
+            })?;
+            set_schema_everywhere(plan, &cell.name, schema)?;
+            record_schema(&mut self.outcome, config.schema, schema);
+        }
+        self.stack.pop();
+        self.outcome.changed.push(name.to_string());
+        validate_edits(plan, &cell.name)
     }
-    stack.pop();
-    outcome.changed.push(name.to_string());
-    validate_edits(plan, &cell.name)
 }
 
 /// The edited files must still read back: cellgen.yaml as a contract, the ConfigMap as HCL.
