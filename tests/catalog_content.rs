@@ -27,7 +27,7 @@ const BASE_KEYS: &[&str] = &[
 /// Layers of a new repository's cellgen.yaml.
 const LAYERS: &[&str] = &["controllers", "configs", "apps"];
 
-/// What the cell's Terraform stack declares before any component joins it (FORMAT.md), plus the
+/// What the cell's Terraform stack declares before any component joins it (docs/components.md), plus the
 /// other objects the generated stack has.
 const BASE_DECLARED: &[&str] = &[
     "var.name",
