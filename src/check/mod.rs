@@ -343,10 +343,46 @@ impl SourceFiles {
                 .texts
                 .entry(file.clone())
                 .or_insert_with(|| std::fs::read_to_string(root.join(file)).unwrap_or_default());
-            if let Some(line) = line_of(text, needle) {
+            if let Some(line) = source_line_of(text, needle) {
                 return (file.clone(), Some(line));
             }
         }
         (resource.origin.clone(), None)
+    }
+}
+
+/// The first line holding `needle` where it is not cut out of a longer name (`${cluster_nam`
+/// must not match `${cluster_name}`), preferring lines that are not YAML comments: Flux never
+/// substitutes a comment, kustomize drops them first.
+fn source_line_of(text: &str, needle: &str) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let ends_in_name = needle.ends_with(is_name);
+    let holds = |line: &str| {
+        line.match_indices(needle)
+            .any(|(at, _)| !ends_in_name || !line[at + needle.len()..].starts_with(is_name))
+    };
+    let lines = || text.lines().enumerate();
+    lines()
+        .find(|(_, l)| !l.trim_start().starts_with('#') && holds(l))
+        .or_else(|| lines().find(|(_, l)| holds(l)))
+        .map(|(i, _)| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::source_line_of;
+
+    #[test]
+    fn source_line_of_respects_name_ends_and_skips_comments() {
+        let text = "# uses ${cluster_nam}\na: ${cluster_name}\nb: ${cluster_nam}\nc: ${\n";
+        assert_eq!(source_line_of(text, "${cluster_nam"), Some(3));
+        assert_eq!(source_line_of(text, "${cluster_name"), Some(2));
+        assert_eq!(source_line_of(text, "${"), Some(2));
+        assert_eq!(source_line_of("# only ${x}\n", "${x"), Some(1));
+        assert_eq!(source_line_of("a: ${xy}\n", "${x"), None);
+        assert_eq!(source_line_of("a\n", ""), None);
     }
 }
