@@ -77,12 +77,17 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
                 continue;
             }
         };
+        // Key names Flux rejects are reported on their line in cell-metadata.tf by the contract
+        // check; rendering with them would repeat that once per layer, at no line, and hide the
+        // layers' own findings. (An invalid name from --values is still reported per layer.)
+        let mut data = sample.data;
+        data.retain(|k, _| crate::keys::is_valid_key_name(k) || options.overrides.contains_key(k));
         for layer in &layers {
             let mut findings = Vec::new();
             check_layer(
                 &repo.root,
                 layer,
-                &sample.data,
+                &data,
                 &mut cache,
                 &mut sources,
                 &mut used,
