@@ -57,6 +57,9 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
     let mut sources = SourceFiles::new(&repo.root);
     let mut used: BTreeSet<String> = BTreeSet::new();
     let plan = Plan::new(&repo.root);
+    // Whether every layer of every cell was rendered; otherwise a key may look unused only
+    // because the layer that uses it was not.
+    let mut complete = true;
     for cell in &cells {
         let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
         let sample = contract::check_cell(
@@ -74,6 +77,7 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
                 report
                     .findings
                     .push(Finding::error("invalid-cell", e.file, e.line, e.message).in_cell(cell));
+                complete = false;
                 continue;
             }
         };
@@ -84,7 +88,7 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
         data.retain(|k, _| crate::keys::is_valid_key_name(k) || options.overrides.contains_key(k));
         for layer in &layers {
             let mut findings = Vec::new();
-            check_layer(
+            complete &= check_layer(
                 &repo.root,
                 layer,
                 &data,
@@ -100,7 +104,7 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
             );
         }
     }
-    if options.cells.is_empty() && !cells.is_empty() {
+    if options.cells.is_empty() && !cells.is_empty() && complete {
         let config_text = std::fs::read_to_string(repo.root.join(CONFIG_FILE)).unwrap_or_default();
         for key in repo.config.keys.keys().filter(|k| !used.contains(*k)) {
             report.findings.push(Finding::warning(
@@ -115,6 +119,7 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
     Ok(report)
 }
 
+/// Checks one layer of a cell; false when its objects could not be rendered.
 fn check_layer(
     root: &Path,
     layer: &FluxLayer,
@@ -123,7 +128,7 @@ fn check_layer(
     sources: &mut SourceFiles,
     used: &mut BTreeSet<String>,
     findings: &mut Vec<Finding>,
-) {
+) -> bool {
     let file = layer.file.clone();
     let line = |needle: &str| line_of(&layer.text, needle);
     if !layer
@@ -151,7 +156,7 @@ fn check_layer(
         }
     }
     if !components_ok {
-        return;
+        return false;
     }
 
     let built = cache.build(layer);
@@ -165,7 +170,7 @@ fn check_layer(
                 at_line,
                 format!("building `{}` ({}) failed: {e}", layer.name, layer.path),
             ));
-            return;
+            return false;
         }
     };
 
@@ -194,14 +199,15 @@ fn check_layer(
             line(bad),
             SubstError::InvalidVarName { name: bad.clone() }.flux_message(),
         ));
-        return;
+        return false;
     }
     if vars.is_empty() && !post_build.strategy_always {
-        return; // Flux does not substitute at all then.
+        return true; // Flux does not substitute at all then.
     }
     for resource in resources {
         check_object(resource, &vars, sources, used, findings);
     }
+    true
 }
 
 fn check_object(
