@@ -460,6 +460,15 @@ fn invalid_key_name_in_terraform_is_reported_on_its_line_only() {
             .unwrap()
             .contains("`cluster_name`")
     );
+    let uncontracted = assert_at(&report, "uncontracted-key", &tf, line, &[DEV]);
+    assert!(
+        uncontracted[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("remove it here. Did you mean `cluster_name`?"),
+        "{}",
+        uncontracted[0]["message"]
+    );
     // Every finding is on the line to fix.
     for f in findings(&report) {
         assert_eq!(f["file"], tf.as_str(), "{}", summary(&report));
