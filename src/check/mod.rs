@@ -15,7 +15,7 @@ use crate::config::{CONFIG_FILE, line_of};
 use crate::error::CellgenError;
 use crate::kustomize::{BuildError, Mode, Resource};
 use crate::plan::Plan;
-use crate::render::{BuildCache, FluxLayer, cell_layers};
+use crate::render::{BuildCache, FluxLayer, SubstituteRef, cell_layers};
 use crate::repo::Repo;
 use crate::substitute::flux::substitution_disabled;
 use crate::substitute::{SubstError, Vars, analyze, to_flux_yaml};
@@ -174,10 +174,11 @@ fn check_layer(
         }
     };
 
+    let is_metadata = |s: &SubstituteRef| s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP;
     let unknown_sources: Vec<String> = layer
         .substitute_from
         .iter()
-        .filter(|s| !(s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP) && !s.optional)
+        .filter(|s| !s.optional && !is_metadata(s))
         .map(|s| format!("{} {}", s.kind, s.name))
         .collect();
     let post_build = layer.post_build(&|s| {
