@@ -168,7 +168,7 @@ pub fn check_cell(
                 &path,
                 Some(entry.line),
                 format!(
-                    "`{}` is written by Terraform but cellgen.yaml's contract lacks it{}: add it under keys (description, example) and bump schema, or remove it here",
+                    "`{}` is written by Terraform but cellgen.yaml's contract lacks it: add it under keys (description, example) and bump schema, or remove it here.{}",
                     entry.key,
                     crate::suggest::hint(&entry.key, config.keys.keys().map(String::as_str))
                 ),

@@ -15,7 +15,7 @@ use crate::config::{CONFIG_FILE, line_of};
 use crate::error::CellgenError;
 use crate::kustomize::{BuildError, Mode, Resource};
 use crate::plan::Plan;
-use crate::render::{BuildCache, FluxLayer, cell_layers};
+use crate::render::{BuildCache, FluxLayer, SubstituteRef, cell_layers};
 use crate::repo::Repo;
 use crate::substitute::flux::substitution_disabled;
 use crate::substitute::{SubstError, Vars, analyze, to_flux_yaml};
@@ -57,6 +57,9 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
     let mut sources = SourceFiles::new(&repo.root);
     let mut used: BTreeSet<String> = BTreeSet::new();
     let plan = Plan::new(&repo.root);
+    // Whether every layer of every cell was rendered; otherwise a key may look unused only
+    // because the layer that uses it was not.
+    let mut complete = true;
     for cell in &cells {
         let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
         let sample = contract::check_cell(
@@ -74,15 +77,21 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
                 report
                     .findings
                     .push(Finding::error("invalid-cell", e.file, e.line, e.message).in_cell(cell));
+                complete = false;
                 continue;
             }
         };
+        // Key names Flux rejects are reported on their line in cell-metadata.tf by the contract
+        // check; rendering with them would repeat that once per layer, at no line, and hide the
+        // layers' own findings. (An invalid name from --values is still reported per layer.)
+        let mut data = sample.data;
+        data.retain(|k, _| crate::keys::is_valid_key_name(k) || options.overrides.contains_key(k));
         for layer in &layers {
             let mut findings = Vec::new();
-            check_layer(
+            complete &= check_layer(
                 &repo.root,
                 layer,
-                &sample.data,
+                &data,
                 &mut cache,
                 &mut sources,
                 &mut used,
@@ -95,7 +104,7 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
             );
         }
     }
-    if options.cells.is_empty() && !cells.is_empty() {
+    if options.cells.is_empty() && !cells.is_empty() && complete {
         let config_text = std::fs::read_to_string(repo.root.join(CONFIG_FILE)).unwrap_or_default();
         for key in repo.config.keys.keys().filter(|k| !used.contains(*k)) {
             report.findings.push(Finding::warning(
@@ -110,6 +119,7 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
     Ok(report)
 }
 
+/// Checks one layer of a cell; false when its objects could not be rendered.
 fn check_layer(
     root: &Path,
     layer: &FluxLayer,
@@ -118,7 +128,7 @@ fn check_layer(
     sources: &mut SourceFiles,
     used: &mut BTreeSet<String>,
     findings: &mut Vec<Finding>,
-) {
+) -> bool {
     let file = layer.file.clone();
     let line = |needle: &str| line_of(&layer.text, needle);
     if !layer
@@ -146,7 +156,7 @@ fn check_layer(
         }
     }
     if !components_ok {
-        return;
+        return false;
     }
 
     let built = cache.build(layer);
@@ -160,19 +170,18 @@ fn check_layer(
                 at_line,
                 format!("building `{}` ({}) failed: {e}", layer.name, layer.path),
             ));
-            return;
+            return false;
         }
     };
 
+    let is_metadata = |s: &SubstituteRef| s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP;
     let unknown_sources: Vec<String> = layer
         .substitute_from
         .iter()
-        .filter(|s| !(s.optional || s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP))
+        .filter(|s| !s.optional && !is_metadata(s))
         .map(|s| format!("{} {}", s.kind, s.name))
         .collect();
-    let post_build = layer.post_build(&|s| {
-        (s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP).then(|| sample.clone())
-    });
+    let post_build = layer.post_build(&|s| is_metadata(s).then(|| sample.clone()));
     for source in unknown_sources {
         findings.push(Finding::warning(
             "unknown-source",
@@ -189,14 +198,15 @@ fn check_layer(
             line(bad),
             SubstError::InvalidVarName { name: bad.clone() }.flux_message(),
         ));
-        return;
+        return false;
     }
     if vars.is_empty() && !post_build.strategy_always {
-        return; // Flux does not substitute at all then.
+        return true; // Flux does not substitute at all then.
     }
     for resource in resources {
         check_object(resource, &vars, sources, used, findings);
     }
+    true
 }
 
 fn check_object(
@@ -343,10 +353,46 @@ impl SourceFiles {
                 .texts
                 .entry(file.clone())
                 .or_insert_with(|| std::fs::read_to_string(root.join(file)).unwrap_or_default());
-            if let Some(line) = line_of(text, needle) {
+            if let Some(line) = source_line_of(text, needle) {
                 return (file.clone(), Some(line));
             }
         }
         (resource.origin.clone(), None)
+    }
+}
+
+/// The first line holding `needle` where it is not cut out of a longer name (`${cluster_nam`
+/// must not match `${cluster_name}`), preferring lines that are not YAML comments: Flux never
+/// substitutes a comment, kustomize drops them first.
+fn source_line_of(text: &str, needle: &str) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let ends_in_name = needle.ends_with(is_name);
+    let holds = |line: &str| {
+        line.match_indices(needle)
+            .any(|(at, _)| !ends_in_name || !line[at + needle.len()..].starts_with(is_name))
+    };
+    let lines = || text.lines().enumerate();
+    lines()
+        .find(|(_, l)| !l.trim_start().starts_with('#') && holds(l))
+        .or_else(|| lines().find(|(_, l)| holds(l)))
+        .map(|(i, _)| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::source_line_of;
+
+    #[test]
+    fn source_line_of_respects_name_ends_and_skips_comments() {
+        let text = "# uses ${cluster_nam}\na: ${cluster_name}\nb: ${cluster_nam}\nc: ${\n";
+        assert_eq!(source_line_of(text, "${cluster_nam"), Some(3));
+        assert_eq!(source_line_of(text, "${cluster_name"), Some(2));
+        assert_eq!(source_line_of(text, "${"), Some(2));
+        assert_eq!(source_line_of("# only ${x}\n", "${x"), Some(1));
+        assert_eq!(source_line_of("a: ${xy}\n", "${x"), None);
+        assert_eq!(source_line_of("a\n", ""), None);
     }
 }

@@ -1,0 +1,781 @@
+//! `cellgen check` on repositories generated with `cellgen new`, each broken in one way: every
+//! finding is asserted with its code, the source file and line a person has to edit (the
+//! `${...}` as written, not the rendered object), and the did-you-mean where there is one. Exit
+//! codes: 0 clean (warnings allowed), 1 findings, 2 usage.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+use support::*;
+
+const PROD: &str = "eu-west-2-prod";
+const DEV: &str = "us-east-1-dev";
+
+/// Two cells sharing the layers: PROD with three components, DEV with one.
+fn repo() -> tempfile::TempDir {
+    new_repo(&[
+        &format!("{PROD} --components karpenter,kyverno,metrics-server"),
+        &format!("{DEV} --components kyverno"),
+    ])
+}
+
+fn metadata_tf(cell: &str) -> String {
+    format!("terraform/cells/{cell}/cell-metadata.tf")
+}
+
+/// Replaces the only occurrence of `from` in a repository file.
+#[track_caller]
+fn edit(root: &Path, rel: &str, from: &str, to: &str) {
+    let path = root.join(rel);
+    let text = read(&path);
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "{rel} should contain `{from}` exactly once:\n{text}"
+    );
+    fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// The 1-based line of the only line of a repository file that contains `needle`.
+#[track_caller]
+fn line_in(root: &Path, rel: &str, needle: &str) -> u64 {
+    let text = read(&root.join(rel));
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(lines.len(), 1, "`{needle}` should be on one line of {rel}");
+    lines[0] as u64
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(root: &Path, args: &[&str]) -> Run {
+    let out = cellgen()
+        .arg("-C")
+        .arg(root)
+        .arg("check")
+        .args(args)
+        .output()
+        .expect("cannot run cellgen");
+    Run {
+        code: out.status.code().expect("cellgen was killed"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `cellgen check --format json <args>`: the exit code and the parsed report.
+fn check_json(root: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    let r = run(root, &all);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| {
+        panic!(
+            "--format json printed no JSON ({e}):\n{}\nstderr:\n{}",
+            r.stdout, r.stderr
+        )
+    });
+    (r.code, report)
+}
+
+fn findings(report: &Value) -> &Vec<Value> {
+    report["findings"].as_array().expect("findings is a list")
+}
+
+/// The findings with this code.
+fn with_code<'a>(report: &'a Value, code: &str) -> Vec<&'a Value> {
+    findings(report)
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect()
+}
+
+/// Every finding, one line each, for failure messages.
+fn summary(report: &Value) -> String {
+    findings(report)
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {}:{} [{} {}] {}",
+                f["severity"].as_str().unwrap_or(""),
+                f["code"].as_str().unwrap_or(""),
+                f["file"].as_str().unwrap_or(""),
+                f["line"],
+                f["cell"].as_str().unwrap_or("-"),
+                f["layer"].as_str().unwrap_or("-"),
+                f["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Asserts the findings with `code` are exactly one per listed cell, each at `file:line`, and
+/// returns them.
+#[track_caller]
+fn assert_at<'a>(
+    report: &'a Value,
+    code: &str,
+    file: &str,
+    line: u64,
+    cells: &[&str],
+) -> Vec<&'a Value> {
+    let found = with_code(report, code);
+    let mut got: Vec<(String, String, Value)> = found
+        .iter()
+        .map(|f| {
+            (
+                f["cell"].as_str().unwrap_or("").to_string(),
+                f["file"].as_str().unwrap_or("").to_string(),
+                f["line"].clone(),
+            )
+        })
+        .collect();
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut want: Vec<(String, String, Value)> = cells
+        .iter()
+        .map(|c| (c.to_string(), file.to_string(), Value::from(line)))
+        .collect();
+    want.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        got,
+        want,
+        "`{code}` findings (cell, file, line) differ; all findings:\n{}",
+        summary(report)
+    );
+    found
+}
+
+#[test]
+fn clean_repository_passes() {
+    let dir = repo();
+    let r = run(dir.path(), &[]);
+    assert_eq!(r.code, 0, "stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("2 cells checked: 0 errors, 0 warnings"),
+        "{}",
+        r.stdout
+    );
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 0);
+    assert_eq!(report["cells"], serde_json::json!([PROD, DEV]));
+    assert_eq!(report["errors"], 0);
+    assert!(findings(&report).is_empty(), "{}", summary(&report));
+}
+
+#[test]
+fn typo_in_a_shared_layer_fails_every_cell_at_the_source_line() {
+    let dir = repo();
+    let file = "infrastructure/configs/cluster-identity.yaml";
+    edit(dir.path(), file, "${cluster_name}", "${clustr_name}");
+    let line = line_in(dir.path(), file, "${clustr_name}");
+
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{}", summary(&report));
+    let found = assert_at(&report, "missing-key", file, line, &[PROD, DEV]);
+    for f in found {
+        assert_eq!(f["severity"], "error");
+        assert_eq!(f["layer"], "configs");
+        let message = f["message"].as_str().unwrap();
+        assert!(
+            message.contains("`clustr_name`") && message.contains("Did you mean `cluster_name`"),
+            "{message}"
+        );
+    }
+    assert_eq!(findings(&report).len(), 2, "{}", summary(&report));
+
+    let text = run(dir.path(), &[]);
+    assert_eq!(text.code, 1);
+    assert!(
+        text.stdout.contains(&format!("--> {file}:{line}\n"))
+            && text.stdout.contains("error[missing-key]")
+            && text
+                .stdout
+                .contains("2 cells checked: 2 errors, 0 warnings"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn typo_in_a_component_points_at_the_component_file() {
+    let dir = repo();
+    let file = "components/kyverno/configs/require-resource-requests.yaml";
+    edit(
+        dir.path(),
+        file,
+        "${admission_action}",
+        "${admision_action}",
+    );
+    let line = line_in(dir.path(), file, "${admision_action}");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    for f in assert_at(&report, "missing-key", file, line, &[PROD, DEV]) {
+        assert!(
+            f["message"]
+                .as_str()
+                .unwrap()
+                .contains("Did you mean `admission_action`"),
+            "{}",
+            f["message"]
+        );
+    }
+}
+
+/// The typo is a prefix of a key used earlier in the same file: the finding must name the line
+/// of the typo, not the first line that starts the same way.
+#[test]
+fn typo_that_prefixes_a_correct_reference_points_at_its_own_line() {
+    let dir = repo();
+    let file = "components/karpenter/configs/ec2nodeclass.yaml";
+    edit(
+        dir.path(),
+        file,
+        "cellgen.io/cell: ${cell_name}",
+        "cellgen.io/cell: ${cluster_nam}",
+    );
+    let line = line_in(dir.path(), file, "${cluster_nam}");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let found = assert_at(&report, "missing-key", file, line, &[PROD]);
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Did you mean `cluster_name`")
+    );
+}
+
+#[test]
+fn key_removed_from_one_cell_fails_the_contract_and_the_manifest() {
+    let dir = repo();
+    let tf = metadata_tf(PROD);
+    let text = read(&dir.path().join(&tf));
+    let removed: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("karpenter_role_arn"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(text, removed);
+    fs::write(dir.path().join(&tf), removed).unwrap();
+
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{}", summary(&report));
+    let missing = with_code(&report, "missing-key");
+    assert_eq!(missing.len(), 2, "{}", summary(&report));
+
+    // The contract: the data block of this cell's ConfigMap.
+    let data_line = line_in(dir.path(), &tf, "data = {");
+    let contract: Vec<_> = missing
+        .iter()
+        .filter(|f| f["file"] == tf.as_str())
+        .collect();
+    assert_eq!(contract.len(), 1, "{}", summary(&report));
+    assert_eq!(contract[0]["line"], data_line);
+    assert_eq!(contract[0]["cell"], PROD);
+    assert!(
+        contract[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`karpenter_role_arn`")
+    );
+
+    // The manifest that asks for it (a comment earlier in that file names the key too).
+    let manifest = "components/karpenter/controllers/helmrelease.yaml";
+    let line = line_in(dir.path(), manifest, "role-arn: ${karpenter_role_arn}");
+    let used: Vec<_> = missing.iter().filter(|f| f["file"] == manifest).collect();
+    assert_eq!(used.len(), 1, "{}", summary(&report));
+    assert_eq!(used[0]["line"], line, "{}", summary(&report));
+    assert_eq!(used[0]["cell"], PROD);
+    assert_eq!(used[0]["layer"], "controllers");
+}
+
+#[test]
+fn key_written_by_terraform_but_not_in_the_contract() {
+    let dir = repo();
+    let tf = metadata_tf(DEV);
+    edit(
+        dir.path(),
+        &tf,
+        "    vpc_id ",
+        "    team_name = \"platform\"\n    vpc_id ",
+    );
+    let line = line_in(dir.path(), &tf, "team_name");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert_at(&report, "uncontracted-key", &tf, line, &[DEV]);
+    assert_eq!(findings(&report).len(), 1, "{}", summary(&report));
+}
+
+#[test]
+fn component_key_missing_from_the_contract() {
+    let dir = repo();
+    let config = read(&dir.path().join("cellgen.yaml"));
+    let start = config
+        .find("  karpenter_node_role:\n")
+        .expect("key in cellgen.yaml");
+    let end = config[start + 2..]
+        .find("\n  karpenter")
+        .map(|i| start + 2 + i + 1)
+        .unwrap_or(config.len());
+    let mut cut = config.clone();
+    cut.replace_range(start..end, "");
+    assert!(!cut.contains("karpenter_node_role:"), "{cut}");
+    fs::write(dir.path().join("cellgen.yaml"), cut).unwrap();
+
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{}", summary(&report));
+    let keys_line = line_in(dir.path(), "cellgen.yaml", "keys:");
+    let found = assert_at(
+        &report,
+        "uncontracted-key",
+        "cellgen.yaml",
+        keys_line,
+        &[PROD],
+    );
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("component karpenter needs key `karpenter_node_role`")
+    );
+}
+
+#[test]
+fn schema_number_differs_between_terraform_and_cellgen_yaml() {
+    let dir = repo();
+    let tf = metadata_tf(DEV);
+    let text = read(&dir.path().join(&tf));
+    let schema_line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("schema "))
+        .expect("schema in data")
+        .to_string();
+    edit(
+        dir.path(),
+        &tf,
+        &schema_line,
+        &schema_line.replace("\"2\"", "\"3\""),
+    );
+    let line = line_in(dir.path(), &tf, "\"3\"");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let found = assert_at(&report, "schema-mismatch", &tf, line, &[DEV]);
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("schema is 3 here but 2")
+    );
+    assert_eq!(findings(&report).len(), 1, "{}", summary(&report));
+
+    // Bumping cellgen.yaml alone: every cell's ConfigMap is now behind.
+    fs::write(dir.path().join(&tf), text).unwrap();
+    edit(dir.path(), "cellgen.yaml", "schema: 2\n", "schema: 3\n");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let found = with_code(&report, "schema-mismatch");
+    assert_eq!(found.len(), 2, "{}", summary(&report));
+    for f in found {
+        let cell = f["cell"].as_str().unwrap();
+        let tf = metadata_tf(cell);
+        assert_eq!(f["file"], tf.as_str());
+        assert_eq!(f["line"], line_in(dir.path(), &tf, "    schema "));
+    }
+}
+
+#[test]
+fn secret_looking_values_are_errors_at_their_line() {
+    let dir = repo();
+    let tf = metadata_tf(DEV);
+    let secrets = [
+        ("rds_master", "random_password.db.result"),
+        (
+            "api_blob",
+            "aws_secretsmanager_secret_version.api.secret_string",
+        ),
+        ("hidden_value", "sensitive(var.hidden)"),
+        ("signing_cert", "\"-----BEGIN RSA PRIVATE KEY-----\""),
+        ("deploy_pat", "\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\""),
+        ("db_password", "var.db"),
+    ];
+    let added: String = secrets
+        .iter()
+        .map(|(k, v)| format!("    {k} = {v}\n"))
+        .collect();
+    edit(
+        dir.path(),
+        &tf,
+        "    vpc_id ",
+        &format!("{added}    vpc_id "),
+    );
+
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let found = with_code(&report, "secret-value");
+    assert_eq!(found.len(), secrets.len(), "{}", summary(&report));
+    for (key, _) in secrets {
+        let line = line_in(dir.path(), &tf, &format!("    {key} ="));
+        assert!(
+            found.iter().any(|f| f["file"] == tf.as_str()
+                && f["line"] == line
+                && f["cell"] == DEV
+                && f["severity"] == "error"
+                && f["message"].as_str().unwrap().contains(&format!("`{key}`"))),
+            "no secret-value for {key} at {tf}:{line}:\n{}",
+            summary(&report)
+        );
+    }
+    // The identifiers a cell writes are not secrets.
+    assert!(found.iter().all(|f| f["cell"] == DEV));
+}
+
+#[test]
+fn invalid_key_name_in_terraform_is_reported_on_its_line_only() {
+    let dir = repo();
+    let tf = metadata_tf(DEV);
+    edit(
+        dir.path(),
+        &tf,
+        "    vpc_id ",
+        "    cluster-name = \"x\"\n    vpc_id ",
+    );
+    let line = line_in(dir.path(), &tf, "cluster-name");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let found = assert_at(&report, "invalid-key-name", &tf, line, &[DEV]);
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`cluster_name`")
+    );
+    let uncontracted = assert_at(&report, "uncontracted-key", &tf, line, &[DEV]);
+    assert!(
+        uncontracted[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("remove it here. Did you mean `cluster_name`?"),
+        "{}",
+        uncontracted[0]["message"]
+    );
+    // Every finding is on the line to fix.
+    for f in findings(&report) {
+        assert_eq!(f["file"], tf.as_str(), "{}", summary(&report));
+        assert_eq!(f["line"], line, "{}", summary(&report));
+    }
+}
+
+#[test]
+fn invalid_key_name_does_not_hide_a_typo() {
+    let dir = repo();
+    let tf = metadata_tf(DEV);
+    edit(
+        dir.path(),
+        &tf,
+        "    vpc_id ",
+        "    cluster-name = \"x\"\n    vpc_id ",
+    );
+    let file = "apps/namespace.yaml";
+    edit(dir.path(), file, "${cell_name}", "${cel_name}");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let line = line_in(dir.path(), file, "${cel_name}");
+    assert_at(&report, "missing-key", file, line, &[PROD, DEV]);
+}
+
+#[test]
+fn bad_components_are_reported_at_the_layer_file() {
+    let dir = repo();
+    let layer = format!("cells/{PROD}/configs.yaml");
+    edit(
+        dir.path(),
+        &layer,
+        "    - ../../components/kyverno/configs\n",
+        "    - ../../components/kyverno/configs\n    - ../../components/nope/configs\n    - ../../apps\n",
+    );
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{}", summary(&report));
+    let found = with_code(&report, "bad-component");
+    assert_eq!(found.len(), 2, "{}", summary(&report));
+    for (needle, why) in [
+        ("components/nope/configs", "does not exist"),
+        ("../../apps", "is not a Kustomize Component"),
+    ] {
+        let line = line_in(dir.path(), &layer, needle);
+        assert!(
+            found.iter().any(|f| f["file"] == layer.as_str()
+                && f["line"] == line
+                && f["cell"] == PROD
+                && f["layer"] == "configs"
+                && f["message"].as_str().unwrap().contains(why)),
+            "no bad-component for {needle} at {layer}:{line}:\n{}",
+            summary(&report)
+        );
+    }
+    assert!(
+        with_code(&report, "unused-key").is_empty(),
+        "a layer that was not rendered makes no key unused:\n{}",
+        summary(&report)
+    );
+}
+
+#[test]
+fn what_flux_does_not_substitute_is_not_a_finding() {
+    let dir = repo();
+    let file = "infrastructure/configs/cluster-identity.yaml";
+    let mut text = read(&dir.path().join(file));
+    text.push_str(concat!(
+        "  defaulted: ${missing:=default}\n",
+        "  other_default: ${also_missing:-x}\n",
+        "  escaped: $${literal}\n",
+        "  plain: $not_braced\n",
+        "---\n",
+        "apiVersion: v1\n",
+        "kind: ConfigMap\n",
+        "metadata:\n",
+        "  name: raw\n",
+        "  namespace: platform-system\n",
+        "  annotations:\n",
+        "    kustomize.toolkit.fluxcd.io/substitute: disabled\n",
+        "data:\n",
+        "  x: ${unknown_key}\n",
+        "---\n",
+        "apiVersion: v1\n",
+        "kind: ConfigMap\n",
+        "metadata:\n",
+        "  name: raw-by-label\n",
+        "  namespace: platform-system\n",
+        "  labels:\n",
+        "    kustomize.toolkit.fluxcd.io/substitute: disabled\n",
+        "data:\n",
+        "  x: ${other_unknown}\n",
+    ));
+    fs::write(dir.path().join(file), text).unwrap();
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 0, "{}", summary(&report));
+    assert!(findings(&report).is_empty(), "{}", summary(&report));
+
+    // The same unknown key without the annotation is a finding: the test above can fail.
+    edit(
+        dir.path(),
+        file,
+        "    kustomize.toolkit.fluxcd.io/substitute: disabled\ndata:\n  x: ${unknown_key}",
+        "    other: x\ndata:\n  x: ${unknown_key}",
+    );
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let line = line_in(dir.path(), file, "${unknown_key}");
+    assert_at(&report, "missing-key", file, line, &[PROD, DEV]);
+}
+
+#[test]
+fn dash_default_is_a_missing_closing_brace() {
+    let dir = repo();
+    let file = "apps/namespace.yaml";
+    edit(dir.path(), file, "${cell_name}", "\"${cell_name-none}\"");
+    let line = line_in(dir.path(), file, "${cell_name-none}");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    for f in assert_at(&report, "bad-substitution", file, line, &[PROD, DEV]) {
+        assert!(
+            f["message"]
+                .as_str()
+                .unwrap()
+                .contains("missing closing brace"),
+            "{}",
+            f["message"]
+        );
+    }
+}
+
+#[test]
+fn unused_contract_key_is_a_warning() {
+    let dir = repo();
+    let mut config = read(&dir.path().join("cellgen.yaml"));
+    config.push_str(
+        "  team_name:\n    description: Team that owns the cell\n    example: platform\n    terraform: var.team\n",
+    );
+    fs::write(dir.path().join("cellgen.yaml"), config).unwrap();
+    for cell in [PROD, DEV] {
+        edit(
+            dir.path(),
+            &metadata_tf(cell),
+            "    vpc_id ",
+            "    team_name = var.team\n    vpc_id ",
+        );
+    }
+    let line = line_in(dir.path(), "cellgen.yaml", "team_name:");
+    let r = run(dir.path(), &[]);
+    assert_eq!(r.code, 0, "warnings only: {}", r.stdout);
+    assert!(
+        r.stdout.contains("warning[unused-key]")
+            && r.stdout.contains("2 cells checked: 0 errors, 1 warning\n"),
+        "{}",
+        r.stdout
+    );
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 0);
+    let found = with_code(&report, "unused-key");
+    assert_eq!(found.len(), 1, "{}", summary(&report));
+    assert_eq!(found[0]["severity"], "warning");
+    assert_eq!(found[0]["file"], "cellgen.yaml");
+    assert_eq!(found[0]["line"], line);
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("${team_name}")
+    );
+    assert_eq!(report["warnings"], 1);
+    assert_eq!(report["errors"], 0);
+}
+
+#[test]
+fn values_file_supplies_keys_as_a_configmap_or_a_plain_map() {
+    let dir = repo();
+    let file = "infrastructure/configs/cluster-identity.yaml";
+    edit(dir.path(), file, "${cluster_name}", "${extra_key}");
+    assert_eq!(check_json(dir.path(), &[]).0, 1);
+
+    let values = temp_dir();
+    let configmap = values.path().join("configmap.yaml");
+    fs::write(
+        &configmap,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cell-metadata\n  namespace: flux-system\ndata:\n  extra_key: from-configmap\n",
+    )
+    .unwrap();
+    let plain = values.path().join("plain.yaml");
+    fs::write(&plain, "extra_key: from-plain-map\n").unwrap();
+    let wrong = values.path().join("wrong.yaml");
+    fs::write(&wrong, "other_key: x\n").unwrap();
+
+    for path in [&configmap, &plain] {
+        let (code, report) = check_json(dir.path(), &["--values", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{}: {}", path.display(), summary(&report));
+    }
+    let (code, report) = check_json(dir.path(), &["--values", wrong.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let line = line_in(dir.path(), file, "${extra_key}");
+    assert_at(&report, "missing-key", file, line, &[PROD, DEV]);
+
+    // The value is the one rendered.
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args(["render", DEV, "--layer", "configs", "--values"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cluster: from-plain-map"));
+}
+
+#[test]
+fn json_and_github_formats_carry_file_and_line() {
+    let dir = repo();
+    let file = "apps/namespace.yaml";
+    edit(dir.path(), file, "${cell_name}", "${cell}");
+    let line = line_in(dir.path(), file, "${cell}");
+
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(report["errors"], 2);
+    assert_eq!(report["warnings"], 0);
+    for f in findings(&report) {
+        for field in ["severity", "code", "cell", "layer", "file", "message"] {
+            assert!(f[field].is_string(), "{field} missing in {f}");
+        }
+        assert_eq!(f["file"], file);
+        assert_eq!(f["line"], line);
+    }
+
+    let r = run(dir.path(), &["--format", "github"]);
+    assert_eq!(r.code, 1);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", r.stdout);
+    for l in &lines[..2] {
+        assert!(
+            l.starts_with(&format!(
+                "::error file={file},line={line},title=cellgen missing-key::"
+            )),
+            "{l}"
+        );
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.ends_with(&format!("[cell {PROD}, layer apps]")))
+    );
+    assert_eq!(lines[2], "cellgen check: 2 cells, 2 errors, 0 warnings");
+}
+
+#[test]
+fn named_cells_only_and_usage_errors() {
+    let dir = repo();
+    let file = "components/kyverno/controllers/namespace.yaml";
+    edit(dir.path(), file, "${cell_name}", "${cellname}");
+    // kyverno runs in both cells; the report covers the one asked for.
+    let (code, report) = check_json(dir.path(), &[DEV]);
+    assert_eq!(code, 1);
+    assert_eq!(report["cells"], serde_json::json!([DEV]));
+    let line = line_in(dir.path(), file, "${cellname}");
+    assert_at(&report, "missing-key", file, line, &[DEV]);
+    assert!(
+        with_code(&report, "unused-key").is_empty(),
+        "unused keys are judged over all cells only"
+    );
+
+    let r = run(dir.path(), &["eu-west-2-prd"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("unknown cell `eu-west-2-prd`")
+            && r.stderr.contains("Did you mean `eu-west-2-prod`?"),
+        "{}",
+        r.stderr
+    );
+    let r = run(dir.path(), &["--format", "xml"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--format"), "{}", r.stderr);
+}
+
+#[test]
+fn generated_workflow_runs_cellgen_check() {
+    let dir = repo();
+    let docs = load_yaml_file(&dir.path().join(".github/workflows/cellgen.yaml"));
+    let workflow = &docs[0].value;
+    assert!(
+        workflow["on"].get("pull_request").is_some(),
+        "the workflow does not run on pull requests: {workflow}"
+    );
+    let runs: Vec<String> = workflow["jobs"]
+        .as_object()
+        .expect("jobs")
+        .values()
+        .flat_map(|job| job["steps"].as_array().cloned().unwrap_or_default())
+        .filter_map(|step| step["run"].as_str().map(str::to_string))
+        .collect();
+    let check = runs
+        .iter()
+        .find(|r| r.trim_start().starts_with("cellgen check"))
+        .unwrap_or_else(|| panic!("no step runs `cellgen check`: {runs:?}"));
+    // Its arguments are ones cellgen accepts, and it passes on the clean repository.
+    let args: Vec<&str> = check.split_whitespace().skip(2).collect();
+    let r = run(dir.path(), &args);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
