@@ -190,35 +190,11 @@ fn render(root: &Path, args: &[&str]) -> Result<Vec<Value>, (i32, String)> {
         .collect())
 }
 
-/// Known divergence of the native builder from kustomize (reported; remove this once
-/// `native_builder_keeps_kustomizes_folded_scalars` passes): kustomize's YAML library reads a
-/// folded (`>`) scalar whose next line is more indented with an extra empty line
-/// (`a(c,\n\n  b`), the YAML spec and the native builder without (`a(c,\n  b`). Flux applies
-/// kustomize's. Collapsing blank lines in strings hides only that difference.
-fn without_known_divergence(value: &Value) -> Value {
-    match value {
-        Value::String(s) => {
-            let mut s = s.clone();
-            while s.contains("\n\n") {
-                s = s.replace("\n\n", "\n");
-            }
-            Value::String(s)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(without_known_divergence).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), without_known_divergence(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 /// The objects as sorted JSON texts: equal multisets compare equal.
 fn multiset(objects: &[Value]) -> Vec<String> {
     let mut v: Vec<String> = objects
         .iter()
-        .map(|o| serde_json::to_string_pretty(&without_known_divergence(o)).unwrap())
+        .map(|o| serde_json::to_string_pretty(o).unwrap())
         .collect();
     v.sort();
     v
