@@ -56,8 +56,9 @@ fn repo() -> tempfile::TempDir {
 }
 
 /// The sample cell-metadata: every contract key's example (generated cells write expressions
-/// only, so nothing is taken literally but the schema number).
-fn sample(root: &Path) -> BTreeMap<String, String> {
+/// only, so nothing is taken literally but the schema number), except keys Terraform sets from a
+/// plain `var.x`: those take the cell's value from its terraform.tfvars.
+fn sample(root: &Path, cell: &str) -> BTreeMap<String, String> {
     let config = &load_yaml_file(&root.join("cellgen.yaml"))[0].value;
     let mut values: BTreeMap<String, String> = config["keys"]
         .as_object()
@@ -71,6 +72,24 @@ fn sample(root: &Path) -> BTreeMap<String, String> {
         })
         .collect();
     values.insert("schema".into(), config["schema"].to_string());
+    let tfvars =
+        fs::read_to_string(root.join(format!("terraform/cells/{cell}/terraform.tfvars"))).unwrap();
+    for (key, spec) in config["keys"].as_object().unwrap() {
+        let Some(var) = spec["terraform"]
+            .as_str()
+            .and_then(|t| t.strip_prefix("var."))
+        else {
+            continue;
+        };
+        let value = tfvars
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .find(|(name, _)| name.trim() == var)
+            .map(|(_, v)| v.trim().trim_matches('"').to_string());
+        if let Some(value) = value {
+            values.insert(key.clone(), value);
+        }
+    }
     values
 }
 
@@ -136,7 +155,7 @@ fn layers(root: &Path, cell: &str) -> Vec<(String, String, Vec<String>)> {
 
 /// What Flux would apply for one layer, by kubectl: an overlay next to the layer with its
 /// components, built, then substituted.
-fn kubectl_layer(root: &Path, path: &str, components: &[String]) -> Vec<Value> {
+fn kubectl_layer(root: &Path, cell: &str, path: &str, components: &[String]) -> Vec<Value> {
     let layer = normalise(Path::new(path));
     let overlay = tempfile::Builder::new()
         .prefix(".overlay-")
@@ -156,7 +175,7 @@ fn kubectl_layer(root: &Path, path: &str, components: &[String]) -> Vec<Value> {
     }
     fs::write(overlay.path().join("kustomization.yaml"), text).unwrap();
     let built = kustomize_build(overlay.path()).unwrap_or_else(|e| panic!("{e}"));
-    let substituted = substitute(&built, &sample(root));
+    let substituted = substitute(&built, &sample(root, cell));
     parse_yaml_docs(&format!("kubectl kustomize {path}"), &substituted)
         .unwrap_or_else(|e| panic!("{e}"))
         .into_iter()
@@ -222,7 +241,7 @@ fn render_equals_kubectl_kustomize_of_each_layer_substituted() {
     for cell in [PROD, DEV, ALL] {
         let mut want = Vec::new();
         for (name, path, components) in layers(root, cell) {
-            let layer = kubectl_layer(root, &path, &components);
+            let layer = kubectl_layer(root, cell, &path, &components);
             assert!(!layer.is_empty(), "{cell}/{name} renders no object");
             let got = render(root, &[cell, "--layer", &name])
                 .unwrap_or_else(|(code, e)| panic!("render {cell} --layer {name}: {code} {e}"));
@@ -257,7 +276,11 @@ fn rendered_values_are_the_sample_and_values_override_them() {
             .clone()
     };
     let data = identity(render(root, &[DEV, "--layer", "configs"]).unwrap());
-    let examples = sample(root);
+    let examples = sample(root, DEV);
+    assert_eq!(
+        data["cell"], DEV,
+        "cell_name comes from the cell's terraform.tfvars"
+    );
     assert_eq!(data["vpc"], examples["vpc_id"].as_str());
     assert_eq!(data["cluster"], examples["cluster_name"].as_str());
 

@@ -64,6 +64,7 @@ pub fn check_cell(
             };
         }
     };
+    let tfvars = read_tfvars(&root.join(cell_terraform_dir(cell)).join("terraform.tfvars"));
     let data_line = text
         .lines()
         .position(|l| l.trim_start().starts_with("data"))
@@ -177,6 +178,11 @@ pub fn check_cell(
         let value = entry
             .literal
             .clone()
+            .or_else(|| {
+                // `var.x` is known for this cell: terraform.tfvars sets it.
+                let name = entry.value.strip_prefix("var.")?;
+                tfvars.get(name).cloned()
+            })
             .or_else(|| config.keys.get(&entry.key).map(|k| k.example.clone()))
             .or_else(|| {
                 components
@@ -201,6 +207,24 @@ pub fn check_cell(
     }
     data.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
     Sample { data }
+}
+
+/// String values of a `terraform.tfvars` (other values and unreadable files give nothing).
+fn read_tfvars(path: &Path) -> BTreeMap<String, String> {
+    let Some(body) = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| hcl::parse_body(&t).ok())
+    else {
+        return BTreeMap::new();
+    };
+    body.attributes()
+        .filter_map(|a| match &a.value {
+            hcl_edit::expr::Expression::String(s) => {
+                Some((a.key.as_str().to_string(), s.as_str().to_string()))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn config_text_or_empty(root: &Path) -> String {
