@@ -608,26 +608,6 @@ fn strings(value: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// `${name}` variables (Flux substitution) in a text, escaped `$${…}` excluded.
-fn substitution_variables(text: &str) -> BTreeSet<String> {
-    let mut vars = BTreeSet::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("${") {
-        let escaped = i > 0 && rest.as_bytes()[i - 1] == b'$';
-        let after = &rest[i + 2..];
-        let end = after.find('}').unwrap_or(after.len());
-        if !escaped {
-            let name: String = after[..end]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            vars.insert(name);
-        }
-        rest = &after[end..];
-    }
-    vars
-}
-
 /// Builds every layer of `cell` the way Flux does: `spec.components` of the cell's Flux
 /// Kustomization are added to the kustomization.yaml at `spec.path` (in a scratch copy of the
 /// repository), then `kubectl kustomize` builds that directory. Returns (layer, spec.path,

@@ -129,26 +129,6 @@ fn two_cells() -> tempfile::TempDir {
     new_repo(&[PROD, &format!("{STAGING} --egress-gateway")])
 }
 
-/// `${name}` variables (Flux substitution) in a rendered text, escaped `$${…}` excluded.
-fn substitution_variables(text: &str) -> Vec<String> {
-    let mut vars = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("${") {
-        let escaped = i > 0 && rest.as_bytes()[i - 1] == b'$';
-        let after = &rest[i + 2..];
-        let end = after.find('}').unwrap_or(after.len());
-        if !escaped {
-            let name: String = after[..end]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            vars.push(name);
-        }
-        rest = &after[end..];
-    }
-    vars
-}
-
 #[test]
 fn every_layer_of_every_cell_builds_with_kustomize_and_uses_only_contract_keys() {
     let dir = two_cells();

@@ -756,3 +756,23 @@ pub fn count_flux_objects(docs: &[YamlDoc]) -> usize {
         })
         .count()
 }
+
+/// `${name}` variables (Flux substitution) in a text, escaped `$${…}` excluded.
+pub fn substitution_variables(text: &str) -> BTreeSet<String> {
+    let mut vars = BTreeSet::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("${") {
+        let escaped = i > 0 && rest.as_bytes()[i - 1] == b'$';
+        let after = &rest[i + 2..];
+        let end = after.find('}').unwrap_or(after.len());
+        if !escaped {
+            let name: String = after[..end]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            vars.insert(name);
+        }
+        rest = &after[end..];
+    }
+    vars
+}
