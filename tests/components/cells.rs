@@ -1,0 +1,280 @@
+use super::bad_input::{two_cells, write_team_agent};
+use super::catalog::{catalog_json, strings};
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// Which cell: from inside a cell's directories
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_cell_of_the_current_directory_is_picked_without_cell() {
+    let dir = temp_dir();
+    let root = dir.path();
+    two_cells(root);
+    fs::create_dir_all(root.join("terraform/cells/eu-west-2-prod/modules")).unwrap();
+    let in_dir = |rel: &str, args: &[&str]| {
+        let out = cellgen()
+            .current_dir(root.join(rel))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "`cellgen {}` in {rel} failed:\n{}",
+            args.join(" "),
+            stderr(&out)
+        );
+        stdout(&out)
+    };
+    let components = |cell: &str| {
+        let out = run_ok(root, &["list", "--format", "json"]);
+        let rows: Value = serde_json::from_str(&out).unwrap();
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["cell"] == cell)
+            .map(|r| strings(&r["components"]))
+            .unwrap_or_else(|| panic!("no {cell} in {out}"))
+    };
+
+    let out = in_dir("cells/us-east-1-dev", &["add-component", "karpenter"]);
+    assert_contains(
+        &out,
+        &["Added karpenter to cell us-east-1-dev."],
+        "from cells/us-east-1-dev",
+    );
+    assert_eq!(components(DEV), ["karpenter"]);
+    assert!(components(PROD).is_empty());
+
+    let out = in_dir(
+        "terraform/cells/eu-west-2-prod",
+        &["add-component", "external-dns"],
+    );
+    assert_contains(
+        &out,
+        &["Added external-dns to cell eu-west-2-prod."],
+        "from terraform/cells/eu-west-2-prod",
+    );
+    assert_eq!(components(PROD), ["external-dns"]);
+
+    // Deeper inside, and for remove too.
+    let out = in_dir(
+        "terraform/cells/eu-west-2-prod/modules",
+        &["remove-component", "external-dns"],
+    );
+    assert_contains(
+        &out,
+        &["Removed external-dns from cell eu-west-2-prod."],
+        "from modules/",
+    );
+    assert!(components(PROD).is_empty());
+    assert_eq!(components(DEV), ["karpenter"]);
+
+    // --cell wins over the directory.
+    let out = in_dir(
+        "cells/us-east-1-dev",
+        &["add-component", "metrics-server", "--cell", PROD],
+    );
+    assert_contains(
+        &out,
+        &["Added metrics-server to cell eu-west-2-prod."],
+        "--cell",
+    );
+    assert_eq!(components(DEV), ["karpenter"]);
+
+    // Outside any cell directory, two cells still need --cell.
+    let out = cellgen()
+        .current_dir(root.join("cells"))
+        .args(["add-component", "kyverno"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_contains(&stderr(&out), &["--cell"], "from cells/");
+}
+
+// ---------------------------------------------------------------------------------------------
+// list
+// ---------------------------------------------------------------------------------------------
+
+/// Two cells (prod with karpenter and external-dns, dev with nothing) and a repository-defined
+/// component.
+pub(crate) fn listed_repo() -> tempfile::TempDir {
+    let dir = temp_dir();
+    let root = dir.path();
+    two_cells(root);
+    write_team_agent(
+        root,
+        "description: Team agent.\nlayers: [controllers]\nkeys:\n  team_agent_role_arn:\n    description: Role\n    example: arn:aws:iam::123456789012:role/x\n    terraform: aws_iam_role.team_agent.arn\nidentity:\n  namespace: team\n  service_account: agent\n",
+        "Component",
+    );
+    run_ok(root, &["add-component", "karpenter", "--cell", PROD]);
+    run_ok(root, &["add-component", "external-dns", "--cell", PROD]);
+    dir
+}
+
+#[test]
+fn list_cells_as_a_table_and_as_json() {
+    let dir = listed_repo();
+    let table = run_ok(dir.path(), &["list"]);
+    assert_eq!(
+        table,
+        "CELL            REGION     ENVIRONMENT  COMPONENTS\n\
+         eu-west-2-prod  eu-west-2  prod         external-dns, karpenter\n\
+         us-east-1-dev   us-east-1  dev          -\n",
+        "`cellgen list`"
+    );
+    assert_eq!(
+        run_ok(dir.path(), &["list", "cells"]),
+        table,
+        "`list cells`"
+    );
+
+    let json: Value = serde_json::from_str(&run_ok(dir.path(), &["list", "--format", "json"]))
+        .expect("list --format json prints JSON");
+    assert_eq!(
+        json,
+        serde_json::json!([
+            {"cell": PROD, "region": "eu-west-2", "environment": "prod",
+             "components": ["external-dns", "karpenter"]},
+            {"cell": DEV, "region": "us-east-1", "environment": "dev", "components": []},
+        ])
+    );
+
+    // A repository without cells.
+    let empty = temp_dir();
+    run_ok(empty.path(), &["init", "--git-url", GIT_URL]);
+    assert_contains(
+        &run_ok(empty.path(), &["list"]),
+        &["No cells yet", "cellgen new"],
+        "list without cells",
+    );
+    assert_eq!(
+        run_ok(empty.path(), &["list", "--format", "json"]).trim(),
+        "[]"
+    );
+}
+
+#[test]
+fn list_components_as_a_table_and_as_json() {
+    let dir = listed_repo();
+    let json = catalog_json(dir.path());
+    let names: Vec<&str> = json.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let mut embedded: Vec<String> =
+        fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/components"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("component.yaml").is_file())
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+    embedded.push("team-agent".into());
+    embedded.sort();
+    assert_eq!(names, embedded, "list components: names, sorted");
+
+    let table = run_ok(dir.path(), &["list", "components"]);
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "COMPONENT",
+            "ORIGIN",
+            "LAYERS",
+            "KEYS",
+            "IDENTITY",
+            "REQUIRES",
+            "DESCRIPTION"
+        ]
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(
+        rows.len(),
+        json.len(),
+        "one table row per component:\n{table}"
+    );
+
+    for component in &json {
+        let name = component["name"].as_str().unwrap();
+        // JSON: what component.yaml declares.
+        let spec_path = if name == "team-agent" {
+            dir.path().join("components/team-agent/component.yaml")
+        } else {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("templates/components/{name}/component.yaml"))
+        };
+        let spec: Value = yaml_serde::from_str(&read(&spec_path)).unwrap();
+        let origin = if name == "team-agent" {
+            "repository"
+        } else {
+            "embedded"
+        };
+        assert_eq!(component["origin"], origin, "{name}: origin");
+        assert_eq!(component["layers"], spec["layers"], "{name}: layers");
+        let keys = |v: &Value| -> Vec<String> {
+            v.as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            keys(&component["keys"]),
+            keys(&spec["keys"]),
+            "{name}: keys"
+        );
+        for (key, fields) in spec["keys"].as_object().into_iter().flatten() {
+            assert_eq!(&component["keys"][key], fields, "{name}: key {key}");
+        }
+        assert_eq!(
+            component["identity"]["namespace"], spec["identity"]["namespace"],
+            "{name}: identity"
+        );
+        assert_eq!(
+            component["identity"]["service_account"], spec["identity"]["service_account"],
+            "{name}: identity"
+        );
+        assert_eq!(
+            strings(&component["requires"]),
+            strings(&spec["requires"]),
+            "{name}: requires"
+        );
+
+        // Table: the same facts on the component's row.
+        let row = rows
+            .iter()
+            .find(|r| r.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{table}"));
+        let layers = strings(&spec["layers"]).join(", ");
+        // In declaration order (serde_json's map sorts them).
+        let ordered: yaml_serde::Value = yaml_serde::from_str(&read(&spec_path)).unwrap();
+        let key_list: Vec<String> = ordered
+            .get("keys")
+            .and_then(|k| k.as_mapping())
+            .map(|m| {
+                m.keys()
+                    .filter_map(|k| k.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let identity = match spec["identity"].as_object() {
+            Some(i) => format!(
+                "{}/{}",
+                i["namespace"].as_str().unwrap(),
+                i["service_account"].as_str().unwrap()
+            ),
+            None => "-".into(),
+        };
+        let key_cell = if key_list.is_empty() {
+            "-".to_string()
+        } else {
+            key_list.join(", ")
+        };
+        for expected in [origin, &layers, &key_cell, &identity] {
+            assert!(
+                row.contains(&format!("  {expected}  ")),
+                "{name}: the row lacks `{expected}`:\n{row}"
+            );
+        }
+        assert!(
+            row.ends_with(spec["description"].as_str().unwrap()),
+            "{name}: the row does not end with the description:\n{row}"
+        );
+    }
+}
