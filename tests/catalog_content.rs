@@ -5,6 +5,8 @@
 //! rejected), use only `${key}`s the cell-metadata ConfigMap will hold, and, when it needs AWS
 //! permissions, ship Terraform whose every key expression resolves within the cell's stack.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Component as PathPart, Path, PathBuf};
@@ -250,7 +252,6 @@ fn each_layer_is_a_kustomize_component_listing_its_files() {
 
 #[test]
 fn manifests_build_validate_and_use_only_known_keys() {
-    let schemas = FluxSchemas::load();
     for Entry { name, dir, spec } in catalog() {
         let mut used: BTreeSet<String> = BTreeSet::new();
         let mut objects = Vec::new();
@@ -276,7 +277,12 @@ fn manifests_build_validate_and_use_only_known_keys() {
         for object in &objects {
             let kind = object["kind"].as_str().unwrap_or_default();
             if FLUX_KINDS.contains(&kind) {
-                schemas.validate(object, &name);
+                let doc = support::YamlDoc {
+                    source: name.clone(),
+                    value: object.clone(),
+                };
+                let problems = support::validate_flux_objects(&[doc]);
+                assert!(problems.is_empty(), "{name}: {}", problems.join("\n"));
             }
             if kind == "HelmRelease" {
                 releases += 1;
@@ -430,110 +436,16 @@ fn relative_path(from: &Path, to: &Path) -> PathBuf {
     path
 }
 
-/// Names of the `${key}` forms Flux substitutes (`$${...}` is a literal and skipped).
+/// Names of the `${key}` forms Flux substitutes, each a valid Flux variable name.
 fn substituted_keys(text: &str, what: &str) -> BTreeSet<String> {
-    let bytes = text.as_bytes();
-    let mut keys = BTreeSet::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'$' && bytes.get(i + 1) == Some(&b'$') {
-            i += 2;
-        } else if bytes[i] == b'$' && bytes.get(i + 1) == Some(&b'{') {
-            let start = i + 2;
-            let end = start
-                + bytes[start..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                    .count();
-            let key = &text[start..end];
-            assert!(
-                cellgen::keys::is_valid_key_name(key),
-                "{what}: `{}` is not a valid variable",
-                &text[i..(end + 1).min(text.len())]
-            );
-            keys.insert(key.to_string());
-            i = end;
-        } else {
-            i += 1;
-        }
-    }
-    keys
-}
-
-/// The Flux CRDs' openAPIV3Schemas, keyed by (apiVersion, kind), tightened to reject unknown fields.
-struct FluxSchemas(BTreeMap<(String, String), jsonschema::Validator>);
-
-impl FluxSchemas {
-    fn load() -> FluxSchemas {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas/flux");
-        let mut validators = BTreeMap::new();
-        for dirent in fs::read_dir(&dir).expect("shared/schemas/flux is readable") {
-            let path = dirent.unwrap().path();
-            if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
-                continue;
-            }
-            let text = fs::read_to_string(&path).unwrap();
-            for crd in yaml_docs(&text, &path.display().to_string()) {
-                let group = crd["spec"]["group"].as_str().unwrap().to_string();
-                let kind = crd["spec"]["names"]["kind"].as_str().unwrap().to_string();
-                for version in crd["spec"]["versions"].as_array().unwrap() {
-                    let mut schema = version["schema"]["openAPIV3Schema"].clone();
-                    reject_unknown_fields(&mut schema);
-                    let validator = jsonschema::validator_for(&schema)
-                        .unwrap_or_else(|err| panic!("{}: schema: {err}", path.display()));
-                    let api_version = format!("{group}/{}", version["name"].as_str().unwrap());
-                    validators.insert((api_version, kind.clone()), validator);
-                }
-            }
-        }
-        FluxSchemas(validators)
-    }
-
-    fn validate(&self, object: &Value, component: &str) {
-        let api_version = object["apiVersion"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let kind = object["kind"].as_str().unwrap_or_default().to_string();
-        let what = format!("{component}: {kind} {}", object["metadata"]["name"]);
-        let validator = self
-            .0
-            .get(&(api_version.clone(), kind.clone()))
-            .unwrap_or_else(|| panic!("{what}: no CRD serves {api_version}"));
-        let errors: Vec<String> = validator
-            .iter_errors(object)
-            .map(|err| format!("{} at {}", err, err.instance_path()))
-            .collect();
+    let keys = support::substitution_variables(text);
+    for key in &keys {
         assert!(
-            errors.is_empty(),
-            "{what} fails its CRD schema:\n{}",
-            errors.join("\n")
+            cellgen::keys::is_valid_key_name(key),
+            "{what}: `${{{key}}}` is not a valid variable"
         );
     }
-}
-
-/// Adds `additionalProperties: false` to every object schema that lists properties and does not
-/// keep unknown fields, as the API server's structural pruning would drop them silently.
-fn reject_unknown_fields(schema: &mut Value) {
-    match schema {
-        Value::Object(map) => {
-            let preserves = map
-                .get("x-kubernetes-preserve-unknown-fields")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            if map.contains_key("properties")
-                && !preserves
-                && !map.contains_key("additionalProperties")
-            {
-                map.insert("additionalProperties".into(), Value::Bool(false));
-            }
-            for value in map.values_mut() {
-                reject_unknown_fields(value);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(reject_unknown_fields),
-        _ => {}
-    }
+    keys
 }
 
 #[test]
