@@ -162,12 +162,12 @@ impl Adding<'_> {
         let (templates, catalog, cell) = (self.templates, self.catalog, self.cell);
         let component = catalog.get(name)?;
         let (mut config, _) = planned_config(plan)?;
-        if cell_components(plan, &config, &cell.name)?.contains(name) {
+        let present = cell_components(plan, &config, &cell.name)?;
+        if present.contains(name) {
             self.outcome.unchanged.push(name.to_string());
             return Ok(());
         }
         self.stack.push(name.to_string());
-        let present = cell_components(plan, &config, &cell.name)?;
         let missing: Vec<String> = component
             .spec
             .requires

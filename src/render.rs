@@ -144,6 +144,13 @@ fn yaml_error(file: &Path, e: &yaml_serde::Error) -> LayerError {
     }
 }
 
+impl SubstituteRef {
+    /// Whether this is the `cell-metadata` ConfigMap Terraform writes.
+    pub fn is_cell_metadata(&self) -> bool {
+        self.kind == "ConfigMap" && self.name == crate::check::METADATA_CONFIGMAP
+    }
+}
+
 impl FluxLayer {
     /// `spec.path` without `./`, as a repository-relative path.
     pub fn build_path(&self) -> String {

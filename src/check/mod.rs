@@ -134,7 +134,7 @@ fn check_layer(
     if !layer
         .substitute_from
         .iter()
-        .any(|s| s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP)
+        .any(SubstituteRef::is_cell_metadata)
     {
         findings.push(Finding::error(
             "no-substitute-from",
@@ -174,14 +174,13 @@ fn check_layer(
         }
     };
 
-    let is_metadata = |s: &SubstituteRef| s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP;
     let unknown_sources: Vec<String> = layer
         .substitute_from
         .iter()
-        .filter(|s| !s.optional && !is_metadata(s))
+        .filter(|s| !s.optional && !s.is_cell_metadata())
         .map(|s| format!("{} {}", s.kind, s.name))
         .collect();
-    let post_build = layer.post_build(&|s| is_metadata(s).then(|| sample.clone()));
+    let post_build = layer.post_build(&|s| s.is_cell_metadata().then(|| sample.clone()));
     for source in unknown_sources {
         findings.push(Finding::warning(
             "unknown-source",

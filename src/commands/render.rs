@@ -2,7 +2,6 @@ use anyhow::{Result, bail};
 
 use super::Session;
 use crate::catalog::Catalog;
-use crate::check::METADATA_CONFIGMAP;
 use crate::check::contract;
 use crate::cli::RenderArgs;
 use crate::components::cell_components;
@@ -62,9 +61,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
             Ok(resources) => resources,
             Err(e) => bail!("layer {} ({}): {e}", layer.name, layer.path),
         };
-        let post_build = layer.post_build(&|s| {
-            (s.kind == "ConfigMap" && s.name == METADATA_CONFIGMAP).then(|| sample.data.clone())
-        });
+        let post_build = layer.post_build(&|s| s.is_cell_metadata().then(|| sample.data.clone()));
         for rendered in substitute_all(resources, &post_build.vars(), &post_build.options()) {
             match rendered.result {
                 Ok(object) => objects.push(object),

@@ -272,14 +272,7 @@ pub fn add_depends_on(text: &str, reference: &str) -> Result<String, HclEditErro
                 &format!("{}{reference},\n", " ".repeat(indent)),
             ))
         }
-        (Some(_), Some(last)) => {
-            let after = last.end
-                + text[last.end..]
-                    .find(|c: char| c != ',' && !c.is_whitespace() || c == ']')
-                    .unwrap_or(0);
-            let _ = after;
-            Ok(splice(text, last.end..last.end, &format!(", {reference}")))
-        }
+        (Some(_), Some(last)) => Ok(splice(text, last.end..last.end, &format!(", {reference}"))),
         (Some(attr), None) => Ok(splice(text, attr.clone(), &format!("[{reference}]"))),
         (None, _) => {
             let close = line_start(text, meta.block_end - 1);
