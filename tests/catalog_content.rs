@@ -52,7 +52,7 @@ const BASE_DECLARED: &[&str] = &[
     "aws_eks_addon.coredns",
 ];
 
-/// The Flux kinds whose CRDs are in shared/schemas/flux.
+/// The Flux kinds whose CRDs are vendored in schemas/flux.
 const FLUX_KINDS: &[&str] = &["HelmRelease", "HelmRepository", "OCIRepository"];
 
 #[derive(Debug, Deserialize)]

@@ -570,9 +570,14 @@ fn references_in(expr: &str) -> Vec<String> {
 // Flux CRD schemas
 // ---------------------------------------------------------------------------------------------
 
-/// `../shared/schemas/flux`, next to the repository (in CI `shared/` is cloned as a sibling).
+/// The Flux CRDs vendored in `schemas/flux` (see `schemas/README.md` for their source).
 pub fn flux_schema_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas/flux")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/flux")
+}
+
+/// The Terraform module, provider and backend facts vendored in `schemas/terraform`.
+pub fn terraform_schema_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/terraform")
 }
 
 /// One served version of a CRD: its strict schema compiled.
@@ -596,7 +601,7 @@ fn load_crds() -> Crds {
     let dir = flux_schema_dir();
     let entries = fs::read_dir(&dir).unwrap_or_else(|e| {
         panic!(
-            "cannot read the Flux CRDs in {}: {e} (the `shared/` directory must be a sibling of the repository)",
+            "cannot read the Flux CRDs in {}: {e} (they are vendored in schemas/flux)",
             dir.display()
         )
     });

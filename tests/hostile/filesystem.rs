@@ -1,0 +1,12 @@
+//! Hostile input: filesystem.
+
+use super::*;
+
+pub fn cases() -> Vec<Case> {
+    vec![]
+}
+
+#[test]
+fn filesystem_table() {
+    run_table("filesystem", &cases());
+}

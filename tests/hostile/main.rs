@@ -1,0 +1,133 @@
+//! The hostile-input table: names, files, edits, filesystem, symlinks, signals and concurrency.
+//!
+//! Every case sets up a repository, runs cellgen and states what must come out: a failure with
+//! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
+//! a success whose result a check function inspects. No case may panic (exit 101, "panicked").
+//! Each module contributes one table; `hostile_table_counts` prints how many cases each has.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod concurrency;
+mod edits;
+mod files;
+mod filesystem;
+mod names;
+mod signals;
+mod symlinks;
+
+use std::path::Path;
+use std::process::Output;
+
+use support::*;
+
+/// What a case expects of cellgen.
+pub enum Expect {
+    /// Fails with this exit code; stderr contains every word; the tree is unchanged.
+    Fails {
+        code: i32,
+        words: &'static [&'static str],
+    },
+    /// Succeeds; the function inspects the repository and the output and panics on a problem.
+    Succeeds(fn(&Path, &Output)),
+}
+
+pub struct Case {
+    pub name: &'static str,
+    /// Builds the repository in an empty directory.
+    pub setup: fn(&Path),
+    /// cellgen's arguments (run with `-C <dir>`).
+    pub args: &'static [&'static str],
+    pub expect: Expect,
+}
+
+/// Runs one case in a fresh directory; returns a description of what went wrong, if anything.
+pub fn run_case(case: &Case) -> Option<String> {
+    let dir = temp_dir();
+    (case.setup)(dir.path());
+    let before = tree_hash(dir.path());
+    let output = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args(case.args)
+        .output()
+        .expect("cannot run cellgen");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let code = output.status.code().unwrap_or(-1);
+    if code == 101 || stderr.contains("panicked") {
+        return Some(format!("{}: panicked\n{stderr}", case.name));
+    }
+    match &case.expect {
+        Expect::Fails { code: want, words } => {
+            let mut problems = Vec::new();
+            if code != *want {
+                problems.push(format!("exit code {code}, expected {want}"));
+            }
+            for word in *words {
+                if !stderr.contains(word) {
+                    problems.push(format!("stderr lacks `{word}`"));
+                }
+            }
+            let diff = tree_diff(&before, &tree_hash(dir.path()));
+            if !diff.is_empty() {
+                problems.push(format!("tree changed:\n    {}", diff.join("\n    ")));
+            }
+            (!problems.is_empty()).then(|| {
+                format!(
+                    "{}: {}\nstdout:\n{}\nstderr:\n{stderr}",
+                    case.name,
+                    problems.join("; "),
+                    String::from_utf8_lossy(&output.stdout)
+                )
+            })
+        }
+        Expect::Succeeds(check) => {
+            if !output.status.success() {
+                return Some(format!("{}: failed with {code}\n{stderr}", case.name));
+            }
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                check(dir.path(), &output)
+            }));
+            result.err().map(|e| {
+                let msg = e
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                format!("{}: {msg}\nstderr:\n{stderr}", case.name)
+            })
+        }
+    }
+}
+
+/// Runs a table and fails listing every case that went wrong.
+pub fn run_table(table: &str, cases: &[Case]) {
+    let failures: Vec<String> = cases.iter().filter_map(run_case).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} `{table}` cases failed:\n\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// The table's size, by module; signals and concurrency cases are tests of their own, counted
+/// by their modules' `CASES` constants.
+#[test]
+fn hostile_table_counts() {
+    let counts = [
+        ("names", names::cases().len()),
+        ("files", files::cases().len()),
+        ("edits", edits::cases().len()),
+        ("filesystem", filesystem::cases().len()),
+        ("symlinks", symlinks::cases().len()),
+        ("signals", signals::CASES),
+        ("concurrency", concurrency::CASES),
+    ];
+    let total: usize = counts.iter().map(|(_, n)| n).sum();
+    for (module, n) in counts {
+        eprintln!("{module:>12}: {n}");
+    }
+    eprintln!("{:>12}: {total}", "total");
+}
