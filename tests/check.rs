@@ -106,13 +106,13 @@ fn summary(report: &Value) -> String {
         .iter()
         .map(|f| {
             format!(
-                "{} {} {}:{} [{} {}] {}",
+                "{} {} {}:{} [{} / {}] {}",
                 f["severity"].as_str().unwrap_or(""),
                 f["code"].as_str().unwrap_or(""),
                 f["file"].as_str().unwrap_or(""),
                 f["line"],
-                f["cell"].as_str().unwrap_or("-"),
-                f["layer"].as_str().unwrap_or("-"),
+                strings(&f["cells"]).join(","),
+                strings(&f["layers"]).join(","),
                 f["message"].as_str().unwrap_or("")
             )
         })
@@ -120,8 +120,23 @@ fn summary(report: &Value) -> String {
         .join("\n")
 }
 
-/// Asserts the findings with `code` are exactly one per listed cell, each at `file:line`, and
-/// returns them.
+/// The strings of a JSON list.
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect()
+}
+
+/// Whether a finding breaks `cell`.
+fn breaks(f: &Value, cell: &str) -> bool {
+    strings(&f["cells"]).iter().any(|c| c == cell)
+}
+
+/// Asserts the findings with `code` are exactly one, at `file:line`, listing exactly `cells`
+/// (one finding per place, however many cells share it), and returns it.
 #[track_caller]
 fn assert_at<'a>(
     report: &'a Value,
@@ -131,26 +146,22 @@ fn assert_at<'a>(
     cells: &[&str],
 ) -> Vec<&'a Value> {
     let found = with_code(report, code);
-    let mut got: Vec<(String, String, Value)> = found
+    let got: Vec<(String, Value, Vec<String>)> = found
         .iter()
         .map(|f| {
             (
-                f["cell"].as_str().unwrap_or("").to_string(),
                 f["file"].as_str().unwrap_or("").to_string(),
                 f["line"].clone(),
+                strings(&f["cells"]),
             )
         })
         .collect();
-    got.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut want: Vec<(String, String, Value)> = cells
-        .iter()
-        .map(|c| (c.to_string(), file.to_string(), Value::from(line)))
-        .collect();
-    want.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut want_cells: Vec<String> = cells.iter().map(|c| c.to_string()).collect();
+    want_cells.sort();
     assert_eq!(
         got,
-        want,
-        "`{code}` findings (cell, file, line) differ; all findings:\n{}",
+        vec![(file.to_string(), Value::from(line), want_cells)],
+        "`{code}` findings (file, line, cells) differ; all findings:\n{}",
         summary(report)
     );
     found
@@ -185,23 +196,32 @@ fn typo_in_a_shared_layer_fails_every_cell_at_the_source_line() {
     let found = assert_at(&report, "missing-key", file, line, &[PROD, DEV]);
     for f in found {
         assert_eq!(f["severity"], "error");
-        assert_eq!(f["layer"], "configs");
+        assert_eq!(f["layers"], serde_json::json!(["configs"]));
+        assert_eq!(
+            f["places"],
+            serde_json::json!([{"cell": PROD, "layer": "configs"}, {"cell": DEV, "layer": "configs"}])
+        );
         let message = f["message"].as_str().unwrap();
         assert!(
             message.contains("`clustr_name`") && message.contains("Did you mean `cluster_name`"),
             "{message}"
         );
     }
-    assert_eq!(findings(&report).len(), 2, "{}", summary(&report));
+    assert_eq!(findings(&report).len(), 1, "{}", summary(&report));
 
+    // One finding, listing the cells it breaks.
     let text = run(dir.path(), &[]);
     assert_eq!(text.code, 1);
+    assert_eq!(
+        text.stdout.matches("error[missing-key]").count(),
+        1,
+        "{}",
+        text.stdout
+    );
     assert!(
-        text.stdout.contains(&format!("--> {file}:{line}\n"))
-            && text.stdout.contains("error[missing-key]")
-            && text
-                .stdout
-                .contains("2 cells checked: 2 errors, 0 warnings"),
+        text.stdout.contains(&format!(
+            "--> {file}:{line}\n   = cells {PROD}, {DEV} (layer configs)\n"
+        )) && text.stdout.contains("2 cells checked: 1 error, 0 warnings"),
         "{}",
         text.stdout
     );
@@ -282,7 +302,8 @@ fn key_removed_from_one_cell_fails_the_contract_and_the_manifest() {
         .collect();
     assert_eq!(contract.len(), 1, "{}", summary(&report));
     assert_eq!(contract[0]["line"], data_line);
-    assert_eq!(contract[0]["cell"], PROD);
+    assert_eq!(contract[0]["cells"], serde_json::json!([PROD]));
+    assert_eq!(contract[0]["layers"], serde_json::json!([]));
     assert!(
         contract[0]["message"]
             .as_str()
@@ -296,8 +317,8 @@ fn key_removed_from_one_cell_fails_the_contract_and_the_manifest() {
     let used: Vec<_> = missing.iter().filter(|f| f["file"] == manifest).collect();
     assert_eq!(used.len(), 1, "{}", summary(&report));
     assert_eq!(used[0]["line"], line, "{}", summary(&report));
-    assert_eq!(used[0]["cell"], PROD);
-    assert_eq!(used[0]["layer"], "controllers");
+    assert_eq!(used[0]["cells"], serde_json::json!([PROD]));
+    assert_eq!(used[0]["layers"], serde_json::json!(["controllers"]));
 }
 
 #[test]
@@ -387,8 +408,9 @@ fn schema_number_differs_between_terraform_and_cellgen_yaml() {
     let found = with_code(&report, "schema-mismatch");
     assert_eq!(found.len(), 2, "{}", summary(&report));
     for f in found {
-        let cell = f["cell"].as_str().unwrap();
-        let tf = metadata_tf(cell);
+        let cells = strings(&f["cells"]);
+        assert_eq!(cells.len(), 1, "{}", summary(&report));
+        let tf = metadata_tf(&cells[0]);
         assert_eq!(f["file"], tf.as_str());
         assert_eq!(f["line"], line_in(dir.path(), &tf, "    schema "));
     }
@@ -429,7 +451,7 @@ fn secret_looking_values_are_errors_at_their_line() {
         assert!(
             found.iter().any(|f| f["file"] == tf.as_str()
                 && f["line"] == line
-                && f["cell"] == DEV
+                && breaks(f, DEV)
                 && f["severity"] == "error"
                 && f["message"].as_str().unwrap().contains(&format!("`{key}`"))),
             "no secret-value for {key} at {tf}:{line}:\n{}",
@@ -437,7 +459,7 @@ fn secret_looking_values_are_errors_at_their_line() {
         );
     }
     // The identifiers a cell writes are not secrets.
-    assert!(found.iter().all(|f| f["cell"] == DEV));
+    assert!(found.iter().all(|f| f["cells"] == serde_json::json!([DEV])));
 }
 
 #[test]
@@ -516,8 +538,8 @@ fn bad_components_are_reported_at_the_layer_file() {
         assert!(
             found.iter().any(|f| f["file"] == layer.as_str()
                 && f["line"] == line
-                && f["cell"] == PROD
-                && f["layer"] == "configs"
+                && f["cells"] == serde_json::json!([PROD])
+                && f["layers"] == serde_json::json!(["configs"])
                 && f["message"].as_str().unwrap().contains(why)),
             "no bad-component for {needle} at {layer}:{line}:\n{}",
             summary(&report)
@@ -694,34 +716,51 @@ fn json_and_github_formats_carry_file_and_line() {
 
     let (code, report) = check_json(dir.path(), &[]);
     assert_eq!(code, 1);
-    assert_eq!(report["errors"], 2);
+    assert_eq!(report["errors"], 1);
     assert_eq!(report["warnings"], 0);
-    for f in findings(&report) {
-        for field in ["severity", "code", "cell", "layer", "file", "message"] {
-            assert!(f[field].is_string(), "{field} missing in {f}");
-        }
-        assert_eq!(f["file"], file);
-        assert_eq!(f["line"], line);
+    assert_eq!(findings(&report).len(), 1, "{}", summary(&report));
+    let f = &findings(&report)[0];
+    for field in ["severity", "code", "file", "message"] {
+        assert!(f[field].is_string(), "{field} missing in {f}");
     }
+    assert_eq!(f["file"], file);
+    assert_eq!(f["line"], line);
+    assert_eq!(f["cells"], serde_json::json!([PROD, DEV]));
+    assert_eq!(f["layers"], serde_json::json!(["apps"]));
 
-    let r = run(dir.path(), &["--format", "github"]);
-    assert_eq!(r.code, 1);
-    let lines: Vec<&str> = r.stdout.lines().collect();
-    assert_eq!(lines.len(), 3, "{}", r.stdout);
-    for l in &lines[..2] {
-        assert!(
-            l.starts_with(&format!(
-                "::error file={file},line={line},title=cellgen missing-key::"
-            )),
-            "{l}"
-        );
-    }
+    let summary_file = temp_dir();
+    let summary_path = summary_file.path().join("summary.md");
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args(["check", "--format", "github"])
+        .env("GITHUB_STEP_SUMMARY", &summary_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
     assert!(
-        lines
-            .iter()
-            .any(|l| l.ends_with(&format!("[cell {PROD}, layer apps]")))
+        lines[0].starts_with(&format!(
+            "::error file={file},line={line},title=cellgen missing-key::"
+        )) && lines[0].ends_with(&format!("[cells {PROD}, {DEV} (layer apps)]")),
+        "{}",
+        lines[0]
     );
-    assert_eq!(lines[2], "cellgen check: 2 cells, 2 errors, 0 warnings");
+    assert_eq!(
+        lines[1],
+        "cellgen check: 2 cells checked: 1 error, 0 warnings"
+    );
+    // The job summary: the same finding, as a Markdown table row.
+    let markdown = read(&summary_path);
+    assert!(
+        markdown.starts_with("## cellgen check\n\n2 cells checked: 1 error, 0 warnings\n")
+            && markdown.contains(&format!(
+                "| ❌ | `missing-key` | `{file}:{line}` | cells {PROD}, {DEV} (layer apps) |"
+            )),
+        "{markdown}"
+    );
 }
 
 #[test]
