@@ -14,7 +14,7 @@
 
 pub mod layer;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -135,13 +135,39 @@ impl RenderedCell {
     }
 }
 
-/// Renders every layer of `cell`; `metadata` is the cell-metadata ConfigMap's data.
-pub fn render_cell(
+/// The cell's directory, built, and the Flux Kustomizations in it: what `render_layers` renders.
+pub struct CellLayers {
+    pub cell_objects: Built,
+    pub layers: Vec<FluxLayer>,
+    pub invalid: Vec<InvalidLayer>,
+}
+
+impl CellLayers {
+    /// The components the cell runs: `spec.components` entries of its layers that resolve below
+    /// `components/`.
+    pub fn components(&self) -> BTreeSet<String> {
+        let mut names = BTreeSet::new();
+        for layer in &self.layers {
+            for reference in &layer.flux.components {
+                if let Some(resolved) =
+                    crate::components::resolve_ref(&layer.build_path(), reference)
+                    && let Ok(rest) = resolved.strip_prefix(crate::catalog::COMPONENTS_DIR)
+                    && let Some(std::path::Component::Normal(name)) = rest.components().next()
+                {
+                    names.insert(name.to_string_lossy().into_owned());
+                }
+            }
+        }
+        names
+    }
+}
+
+/// Builds `cells/<cell>` (what the bootstrap Kustomization applies) and reads its layers.
+pub fn load_cell(
     root: &Path,
     cell: &str,
-    metadata: &BTreeMap<String, String>,
     cache: &mut BuildCache,
-) -> Result<RenderedCell, LayerError> {
+) -> Result<CellLayers, LayerError> {
     let dir = format!("{}/{cell}", crate::repo::CELLS_DIR);
     let cell_objects = cache.build(&dir, &FluxFields::flux());
     let resources = match cell_objects.as_ref() {
@@ -166,7 +192,42 @@ pub fn render_cell(
             }),
         }
     }
-    let layers = dependency_order(layers);
+    Ok(CellLayers {
+        cell_objects,
+        layers: dependency_order(layers),
+        invalid,
+    })
+}
+
+/// Renders every layer of `cell`; `metadata` is the cell-metadata ConfigMap's data.
+pub fn render_cell(
+    root: &Path,
+    cell: &str,
+    metadata: &BTreeMap<String, String>,
+    cache: &mut BuildCache,
+) -> Result<RenderedCell, LayerError> {
+    Ok(render_layers(
+        load_cell(root, cell, cache)?,
+        metadata,
+        cache,
+    ))
+}
+
+/// Builds and substitutes the layers of a loaded cell.
+pub fn render_layers(
+    cell: CellLayers,
+    metadata: &BTreeMap<String, String>,
+    cache: &mut BuildCache,
+) -> RenderedCell {
+    let CellLayers {
+        cell_objects,
+        layers,
+        invalid,
+    } = cell;
+    let resources: &[Resource] = match cell_objects.as_ref() {
+        Ok(resources) => resources,
+        Err(_) => &[],
+    };
     let builds: Vec<Built> = layers
         .iter()
         .map(|l| cache.build(&l.build_path(), &l.flux))
@@ -199,11 +260,11 @@ pub fn render_cell(
             }
         })
         .collect();
-    Ok(RenderedCell {
+    RenderedCell {
         cell_objects: cell_objects.clone(),
         layers: rendered,
         invalid,
-    })
+    }
 }
 
 /// Layers in the order Flux reconciles them: a layer after the ones it depends on, otherwise

@@ -26,31 +26,65 @@ pub const BUILT_IN_NAMESPACES: &[&str] = &[
 /// One object as Flux applies it, with where it came from.
 struct Applied<'a> {
     object: &'a Value,
+    kind: &'a str,
+    name: &'a str,
+    namespace: &'a str,
+    /// API group (empty for core).
+    group: &'a str,
     resource: &'a Resource,
     /// Index of its layer; `None` for the cell's directory.
     layer: Option<usize>,
     /// False when its substitution fails (reported as such): `object` is then the object as
     /// built, good to know what exists (a Namespace, a source) but not checked itself.
     checked: bool,
+    /// The layer a finding about it breaks: its layer, or the layer it is (for the cell's
+    /// directory's Flux Kustomizations).
+    owner: Option<usize>,
 }
 
-impl Applied<'_> {
-    fn kind(&self) -> &str {
-        str_at(self.object, "/kind")
+impl<'a> Applied<'a> {
+    fn new(
+        object: &'a Value,
+        resource: &'a Resource,
+        layer: Option<usize>,
+        checked: bool,
+        owner: Option<usize>,
+    ) -> Applied<'a> {
+        let metadata = object.get("metadata");
+        let meta = |k: &str| {
+            metadata
+                .and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        Applied {
+            object,
+            kind: str_at(object, "/kind"),
+            name: meta("name"),
+            namespace: meta("namespace"),
+            group: str_at(object, "/apiVersion")
+                .rsplit_once('/')
+                .map_or("", |(g, _)| g),
+            resource,
+            layer,
+            checked,
+            owner,
+        }
     }
-    fn name(&self) -> &str {
-        str_at(self.object, "/metadata/name")
+    fn kind(&self) -> &'a str {
+        self.kind
     }
-    fn namespace(&self) -> &str {
-        str_at(self.object, "/metadata/namespace")
+    fn name(&self) -> &'a str {
+        self.name
     }
-    fn group(&self) -> &str {
-        str_at(self.object, "/apiVersion")
-            .rsplit_once('/')
-            .map_or("", |(g, _)| g)
+    fn namespace(&self) -> &'a str {
+        self.namespace
+    }
+    fn group(&self) -> &'a str {
+        self.group
     }
     fn is(&self, group: &str, kind: &str) -> bool {
-        self.group() == group && self.kind() == kind
+        self.group == group && self.kind == kind
     }
 }
 
@@ -67,21 +101,22 @@ pub fn check_cell(
 ) {
     let mut applied = Vec::new();
     for resource in rendered.cell_resources() {
-        applied.push(Applied {
-            object: &resource.object,
-            resource,
-            layer: None,
-            checked: true,
+        let owner = rendered.layers.iter().position(|l| {
+            l.layer.name == str_at(&resource.object, "/metadata/name")
+                && l.layer.namespace == str_at(&resource.object, "/metadata/namespace")
+                && crate::render::layer::is_flux_kustomization(&resource.object)
         });
+        applied.push(Applied::new(&resource.object, resource, None, true, owner));
     }
     for (i, layer) in rendered.layers.iter().enumerate() {
         for (resource, result) in layer.pairs() {
-            applied.push(Applied {
-                object: result.as_ref().unwrap_or(&resource.object),
+            applied.push(Applied::new(
+                result.as_ref().unwrap_or(&resource.object),
                 resource,
-                layer: Some(i),
-                checked: result.is_ok(),
-            });
+                Some(i),
+                result.is_ok(),
+                Some(i),
+            ));
         }
     }
     let mut checker = Checker {
@@ -94,6 +129,7 @@ pub fn check_cell(
     checker.dependencies(&applied, HELM, "HelmRelease");
     checker.source_refs(&applied);
     checker.cell_metadata_refs(&applied);
+    checker.nested_kustomizations(&applied);
     checker.namespaces(&applied);
     checker.plain_secrets(&applied);
     for (layer, finding) in checker.out {
@@ -139,7 +175,7 @@ impl Checker<'_> {
     ) {
         let (file, line) = self.at(a, &steps(path), value);
         self.out
-            .push((a.layer, Finding::error(code, file, line, message)));
+            .push((a.owner, Finding::error(code, file, line, message)));
     }
 
     fn schemas(&mut self, applied: &[Applied]) {
@@ -155,7 +191,7 @@ impl Checker<'_> {
                 let (file, line) = self.at(a, &v.path.0, v.value.as_deref());
                 let message = format!("{}: {}", object_name(a.object), v.message);
                 self.out
-                    .push((a.layer, Finding::error("flux-schema", file, line, message)));
+                    .push((a.owner, Finding::error("flux-schema", file, line, message)));
             }
         }
     }
@@ -383,13 +419,33 @@ impl Checker<'_> {
         }
     }
 
+    /// A Flux Kustomization a layer applies is checked as an object, but what it applies in
+    /// turn is not rendered: say so rather than pass it silently.
+    fn nested_kustomizations(&mut self, applied: &[Applied]) {
+        for a in applied
+            .iter()
+            .filter(|a| a.checked && a.layer.is_some() && a.is(KUSTOMIZE, "Kustomization"))
+        {
+            let (file, line) = self.at(a, &steps(&["metadata", "name"]), None);
+            let message = format!(
+                "{} is applied by this layer: cellgen checks the object, but does not render what it applies in turn (spec.path `{}`). List it in the cell's directory to have it rendered as a layer",
+                object_name(a.object),
+                str_at(a.object, "/spec/path")
+            );
+            self.out.push((
+                a.owner,
+                Finding::warning("not-rendered", file, line, message),
+            ));
+        }
+    }
+
     /// A namespaced object goes to a namespace that is built in, or that the same layer, a layer
     /// it depends on (transitively) or the cell's directory creates.
     fn namespaces(&mut self, applied: &[Applied]) {
         let layers = &self.rendered.layers;
         let mut created: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); layers.len()];
         let mut in_cell_dir: BTreeSet<&str> = BTreeSet::new();
-        let mut crd_scopes: BTreeMap<(String, String), bool> = BTreeMap::new();
+        let mut crd_scopes: BTreeMap<(&str, &str), bool> = BTreeMap::new();
         for a in applied {
             if a.kind() == "Namespace" && a.group().is_empty() {
                 match a.layer {
@@ -400,8 +456,8 @@ impl Checker<'_> {
             if a.kind() == "CustomResourceDefinition" {
                 crd_scopes.insert(
                     (
-                        str_at(a.object, "/spec/group").to_string(),
-                        str_at(a.object, "/spec/names/kind").to_string(),
+                        str_at(a.object, "/spec/group"),
+                        str_at(a.object, "/spec/names/kind"),
                     ),
                     str_at(a.object, "/spec/scope") == "Namespaced",
                 );
@@ -409,7 +465,7 @@ impl Checker<'_> {
         }
         for a in applied.iter().filter(|a| a.checked) {
             let scope = crd_scopes
-                .get(&(a.group().to_string(), a.kind().to_string()))
+                .get(&(a.group(), a.kind()))
                 .copied()
                 .or_else(|| namespaced(a.group(), a.kind()));
             let namespace = a.namespace();
@@ -472,6 +528,10 @@ impl Checker<'_> {
             None => BTreeSet::new(),
         };
         if reachable.iter().any(|j| created[*j].contains(namespace)) {
+            return;
+        }
+        // A layer that does not build may be the one creating it (its failure is reported).
+        if reachable.iter().any(|j| layers[*j].build.is_err()) {
             return;
         }
         let creators: Vec<&str> = (0..layers.len())
@@ -589,7 +649,7 @@ impl Checker<'_> {
                 keys.join(", ")
             );
             self.out
-                .push((a.layer, Finding::error("secret-value", file, line, message)));
+                .push((a.owner, Finding::error("secret-value", file, line, message)));
         }
     }
 }

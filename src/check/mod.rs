@@ -20,7 +20,7 @@ use crate::config::{CONFIG_FILE, line_of};
 use crate::error::CellgenError;
 use crate::kustomize::Mode;
 use crate::plan::Plan;
-use crate::render::{BuildCache, render_cell};
+use crate::render::{BuildCache, load_cell, render_layers};
 use crate::repo::Repo;
 use crate::suggest;
 pub use findings::{Finding, Place, Report, Severity};
@@ -65,7 +65,28 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
     // because the layer that uses it was not.
     let mut complete = true;
     for cell in &cells {
-        let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
+        let loaded = match load_cell(&repo.root, cell, &mut cache) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                // The contract is still checked, with the components its layer files name.
+                let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
+                contract::check_cell(
+                    &repo.root,
+                    &repo.config,
+                    catalog,
+                    cell,
+                    &components,
+                    &options.overrides,
+                    &mut report.findings,
+                );
+                report
+                    .findings
+                    .push(Finding::error("invalid-cell", e.file, e.line, e.message).in_cell(cell));
+                complete = false;
+                continue;
+            }
+        };
+        let components = loaded.components();
         let sample = contract::check_cell(
             &repo.root,
             &repo.config,
@@ -80,16 +101,7 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
         // layers' own findings. (An invalid name from --values is still reported per layer.)
         let mut data = sample.data;
         data.retain(|k, _| crate::keys::is_valid_key_name(k) || options.overrides.contains_key(k));
-        let rendered = match render_cell(&repo.root, cell, &data, &mut cache) {
-            Ok(rendered) => rendered,
-            Err(e) => {
-                report
-                    .findings
-                    .push(Finding::error("invalid-cell", e.file, e.line, e.message).in_cell(cell));
-                complete = false;
-                continue;
-            }
-        };
+        let rendered = render_layers(loaded, &data, &mut cache);
         for invalid in &rendered.invalid {
             let (file, line) = sources.locate_field(
                 std::slice::from_ref(&invalid.file),

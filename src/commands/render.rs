@@ -7,10 +7,11 @@ use crate::check::layer::steps;
 use crate::check::locate::SourceFiles;
 use crate::check::schema::Schemas;
 use crate::cli::RenderArgs;
-use crate::components::cell_components;
 use crate::error::CellgenError;
 use crate::plan::Plan;
-use crate::render::{BOOTSTRAP, BuildCache, RenderedLayer, Source, render_cell, to_multi_doc};
+use crate::render::{
+    BOOTSTRAP, BuildCache, RenderedLayer, Source, load_cell, render_layers, to_multi_doc,
+};
 use crate::repo::Repo;
 use crate::templates::Templates;
 
@@ -23,7 +24,13 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     };
     let plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&Templates::new(), &plan)?;
-    let components = cell_components(&plan, &repo.config, &cell.name)?;
+    let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
+    let loaded =
+        load_cell(&repo.root, &cell.name, &mut cache).map_err(|e| CellgenError::InvalidFile {
+            path: e.file.clone(),
+            message: e.message.clone(),
+        })?;
+    let components = loaded.components();
     let mut ignored = Vec::new();
     let sample = contract::check_cell(
         &repo.root,
@@ -34,13 +41,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         &overrides,
         &mut ignored,
     );
-    let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
-    let rendered = render_cell(&repo.root, &cell.name, &sample.data, &mut cache).map_err(|e| {
-        CellgenError::InvalidFile {
-            path: e.file.clone(),
-            message: e.message.clone(),
-        }
-    })?;
+    let rendered = render_layers(loaded, &sample.data, &mut cache);
     if let Some(invalid) = rendered.invalid.first() {
         bail!(
             "{}: Flux Kustomization `{}` cannot be read: {}",
