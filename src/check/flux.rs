@@ -123,6 +123,7 @@ pub fn check_cell(
         rendered,
         sources,
         out: Vec::new(),
+        namespaceless: BTreeMap::new(),
     };
     checker.schemas(&applied);
     checker.dependencies(&applied, KUSTOMIZE, "Kustomization");
@@ -131,6 +132,7 @@ pub fn check_cell(
     checker.cell_metadata_refs(&applied);
     checker.nested_kustomizations(&applied);
     checker.namespaces(&applied);
+    checker.flush_namespaces();
     checker.plain_secrets(&applied);
     for (layer, finding) in checker.out {
         let finding = finding.in_cell(cell);
@@ -141,10 +143,25 @@ pub fn check_cell(
     }
 }
 
+/// Where objects go to a namespace that does not exist: (owner layer, file, line, namespace,
+/// verb, fix) → the objects.
+type Namespaceless = BTreeMap<
+    (
+        Option<usize>,
+        PathBuf,
+        Option<usize>,
+        String,
+        &'static str,
+        String,
+    ),
+    Vec<String>,
+>;
+
 struct Checker<'a> {
     rendered: &'a RenderedCell,
     sources: &'a mut SourceFiles,
     out: Vec<(Option<usize>, Finding)>,
+    namespaceless: Namespaceless,
 }
 
 impl Checker<'_> {
@@ -556,10 +573,6 @@ impl Checker<'_> {
         } else {
             "goes to"
         };
-        let message = format!(
-            "{} {what} namespace `{namespace}`, which does not exist when Flux applies it: {fix}",
-            object_name(a.object)
-        );
         // The namespace may come from the resource, a kustomization's `namespace:` or the Flux
         // Kustomization's `targetNamespace:`.
         let (mut file, mut line) = self.at(a, &steps(path), Some(namespace));
@@ -589,10 +602,34 @@ impl Checker<'_> {
                 }
             }
         }
-        self.out.push((
-            a.layer,
-            Finding::error("missing-namespace", file, line, message),
-        ));
+        // Objects that go to the same missing namespace from the same line are one finding.
+        self.namespaceless
+            .entry((a.owner, file, line, namespace.to_string(), what, fix))
+            .or_default()
+            .push(object_name(a.object));
+    }
+
+    fn flush_namespaces(&mut self) {
+        for ((owner, file, line, namespace, what, fix), mut objects) in
+            std::mem::take(&mut self.namespaceless)
+        {
+            objects.sort();
+            objects.dedup();
+            let what = if objects.len() == 1 {
+                what.to_string()
+            } else {
+                what.replace("goes", "go").replace("installs", "install")
+            };
+            let message = format!(
+                "{} {what} namespace `{namespace}`, which does not exist when Flux applies {}: {fix}",
+                objects.join(", "),
+                if objects.len() == 1 { "it" } else { "them" }
+            );
+            self.out.push((
+                owner,
+                Finding::error("missing-namespace", file, line, message),
+            ));
+        }
     }
 
     /// Layers `i` depends on, transitively (itself included).
