@@ -1,0 +1,13 @@
+//! `cellgen completions <shell>`: a completion script on stdout.
+
+use anyhow::Result;
+use clap::CommandFactory;
+
+use crate::cli::{Cli, CompletionsArgs};
+
+pub fn run(args: CompletionsArgs) -> Result<()> {
+    let mut command = Cli::command();
+    let name = command.get_name().to_string();
+    clap_complete::generate(args.shell, &mut command, name, &mut std::io::stdout());
+    Ok(())
+}
