@@ -6,6 +6,7 @@
 //! Core modules report steps through a plain callback (`FnMut(done, total, item)`); only this
 //! module knows how they are drawn.
 
+use std::cell::Cell;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -20,6 +21,8 @@ pub fn shown(wanted: bool, stderr_is_terminal: bool, term: Option<&str>) -> bool
 /// A progress bar that may be hidden; every method is a no-op then.
 pub struct Progress {
     bar: Option<ProgressBar>,
+    /// Drawing starts with the first step, once the total is known.
+    started: Cell<bool>,
 }
 
 impl Progress {
@@ -27,7 +30,10 @@ impl Progress {
     pub fn new(what: &str, wanted: bool) -> Progress {
         let term = std::env::var("TERM").ok();
         if !shown(wanted, std::io::stderr().is_terminal(), term.as_deref()) {
-            return Progress { bar: None };
+            return Progress {
+                bar: None,
+                started: Cell::new(false),
+            };
         }
         let style = ProgressStyle::with_template(&format!(
             "{{spinner}} {{pos}}/{{len}} {what} [{{bar:24}}] {{elapsed}} {{wide_msg}}"
@@ -35,9 +41,11 @@ impl Progress {
         .expect("the progress template is valid")
         .progress_chars("=> ");
         let bar =
-            ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr()).with_style(style);
-        bar.enable_steady_tick(Duration::from_millis(120));
-        Progress { bar: Some(bar) }
+            ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()).with_style(style);
+        Progress {
+            bar: Some(bar),
+            started: Cell::new(false),
+        }
     }
 
     pub fn is_shown(&self) -> bool {
@@ -50,6 +58,10 @@ impl Progress {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
             bar.set_message(item.to_string());
+            if !self.started.replace(true) {
+                // Keeps the spinner and the elapsed time moving while one item takes long.
+                bar.enable_steady_tick(Duration::from_millis(120));
+            }
         }
     }
 
