@@ -1,6 +1,8 @@
 //! `cellgen schema <file>`: the JSON Schema of cellgen.yaml or component.yaml on stdout.
 
-use anyhow::Result;
+use std::io::Write;
+
+use anyhow::{Context, Result};
 
 use crate::cli::{SchemaArgs, SchemaTarget};
 use crate::schema::SchemaFile;
@@ -10,6 +12,7 @@ pub fn run(args: SchemaArgs) -> Result<()> {
         SchemaTarget::CellgenYaml => SchemaFile::Config,
         SchemaTarget::ComponentYaml => SchemaFile::Component,
     };
-    print!("{}", file.json());
-    Ok(())
+    std::io::stdout()
+        .write_all(file.json().as_bytes())
+        .context("cannot write the schema to stdout")
 }

@@ -179,3 +179,35 @@ fn out_dir_writes_one_page_per_subcommand_once() {
     assert!(again.contains("Nothing to change."), "{again}");
     assert_tree_unchanged(&before, &tree_hash(dir.path()), "a second `man --out-dir`");
 }
+
+/// A full disk (or a closed pipe) is an error naming stdout, never a panic.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failing_stdout_is_an_error_not_a_panic() {
+    let dir = temp_dir();
+    for args in [
+        &["completions", "zsh"][..],
+        &["man"][..],
+        &["schema", "cellgen.yaml"][..],
+    ] {
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cellgen"));
+        isolate(&mut cmd);
+        let out = cmd
+            .arg("-C")
+            .arg(dir.path())
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let message = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {message}");
+        assert!(
+            message.contains("to stdout") && !message.contains("panicked"),
+            "{args:?}: {message}"
+        );
+    }
+}
