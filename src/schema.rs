@@ -152,6 +152,39 @@ mod tests {
         );
     }
 
+    /// Editors show a field's description on hover and in completion: every field of the types
+    /// behind the schemas needs a doc comment.
+    #[test]
+    fn every_field_is_described() {
+        fn walk(path: &str, schema: &serde_json::Value, missing: &mut Vec<String>) {
+            let Some(object) = schema.as_object() else {
+                return;
+            };
+            if let Some(serde_json::Value::Object(properties)) = object.get("properties") {
+                for (name, property) in properties {
+                    if property.get("description").is_none() {
+                        missing.push(format!("{path}.{name}"));
+                    }
+                }
+            }
+            if let Some(serde_json::Value::Object(definitions)) = object.get("definitions") {
+                for (name, definition) in definitions {
+                    walk(name, definition, missing);
+                }
+            }
+        }
+        for file in SchemaFile::ALL {
+            let schema: serde_json::Value = serde_json::from_str(&file.json()).unwrap();
+            let mut missing = Vec::new();
+            walk(file.file_name(), &schema, &mut missing);
+            assert!(
+                missing.is_empty(),
+                "fields without a doc comment (it becomes the description editors show): {}",
+                missing.join(", ")
+            );
+        }
+    }
+
     #[test]
     fn schemas_are_draft_7_and_closed() {
         for file in SchemaFile::ALL {
