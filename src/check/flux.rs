@@ -88,6 +88,9 @@ impl<'a> Applied<'a> {
     }
 }
 
+/// An object by (namespace, name).
+type Key = (String, String);
+
 const KUSTOMIZE: &str = "kustomize.toolkit.fluxcd.io";
 const HELM: &str = "helm.toolkit.fluxcd.io";
 const SOURCE: &str = "source.toolkit.fluxcd.io";
@@ -224,7 +227,8 @@ impl Checker<'_> {
         if kind == "Kustomization" {
             known.insert((BOOTSTRAP.into(), BOOTSTRAP.into()));
         }
-        let mut edges: BTreeMap<(String, String), Vec<(String, String, usize)>> = BTreeMap::new();
+        // (namespace, name) → the (namespace, name, dependsOn index) it depends on.
+        let mut edges: BTreeMap<Key, Vec<(String, String, usize)>> = BTreeMap::new();
         for a in nodes.iter().filter(|a| a.checked) {
             let from = (a.namespace().to_string(), a.name().to_string());
             let deps = a
