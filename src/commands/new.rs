@@ -186,9 +186,20 @@ fn resolve_vpc_cidr(args: &NewArgs, config: &Config, root: &Path, cell: &str) ->
             }
             block
         }
+        // A regenerated cell keeps its block even if it overlaps: a new block would replace the
+        // cell's VPC at the next apply. `check` reports the overlap.
         None => match cidr::recorded_for(root, cell).and_then(|own| own.cidr.ok()) {
-            Some(own) if !taken.iter().any(|(_, c)| c.overlaps(&own)) => own,
-            _ => cidr::next_free(
+            Some(own) => {
+                if let Some((other, theirs)) = taken.iter().find(|(_, c)| c.overlaps(&own)) {
+                    eprintln!(
+                        "warning: cell `{cell}` keeps its VPC block {own}, which overlaps {theirs} of cell `{}` ({}); `cellgen check` reports it until one of them moves",
+                        other.cell,
+                        location(other)
+                    );
+                }
+                own
+            }
+            None => cidr::next_free(
                 pool,
                 config.network.vpc_prefix_length,
                 &taken.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
