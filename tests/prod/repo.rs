@@ -356,3 +356,26 @@ fn the_readme_layout_lists_exactly_the_files_of_a_cell() {
         "README's cells/<cell>/ lines and a generated cell differ"
     );
 }
+
+/// What CI runs on every stack a change touches: a freshly generated one passes it.
+#[test]
+fn generated_stacks_are_terraform_fmt_clean() {
+    let dir = new_repo(&[
+        &format!(
+            "{PROD} --egress-gateway --with-requirements --components {}",
+            catalog_names().join(",")
+        ),
+        STAGING,
+    ]);
+    let out = Command::new("terraform")
+        .args(["fmt", "-check", "-diff", "-recursive", "-no-color"])
+        .arg(dir.path().join("terraform"))
+        .output()
+        .expect("terraform must be installed (CI runs terraform fmt)");
+    assert!(
+        out.status.success(),
+        "terraform fmt would change the generated stacks:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
