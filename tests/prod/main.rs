@@ -8,6 +8,7 @@
 mod support;
 
 mod access;
+mod admission;
 mod backend;
 mod cilium;
 mod egress;
