@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::CellgenError;
@@ -15,39 +16,61 @@ pub const CONFIG_FILE: &str = "cellgen.yaml";
 /// ConfigMap keys cellgen reserves; `schema` carries the contract's version number.
 pub const SCHEMA_KEY: &str = "schema";
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// cellgen.yaml: the repository's settings and the key contract between Terraform and Flux.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "cellgen.yaml")]
 pub struct Config {
     /// Version of the key contract; goes up by one whenever the key set changes.
     pub schema: u32,
+    /// The repository Flux syncs from.
     pub git: GitSource,
+    /// Environments a cell name may end with (<aws-region>-<environment>).
     #[serde(default = "default_environments")]
+    #[schemars(length(min = 1), inner(pattern(r"^[a-z0-9]+$")))]
     pub environments: Vec<String>,
+    /// Defaults for new cells.
     #[serde(default)]
     pub defaults: Defaults,
+    /// Settings of every cell's Terraform stack.
     #[serde(default)]
     pub terraform: TerraformSettings,
+    /// Who reaches every cell's Kubernetes API (read by each cell's settings.tf at plan time).
     #[serde(default)]
     pub cluster_access: ClusterAccess,
+    /// Where cell VPCs get their address blocks.
     #[serde(default)]
     pub network: NetworkSettings,
+    /// Karpenter's node image per environment (read by each cell's karpenter.tf at plan time).
     #[serde(default)]
     pub karpenter: Option<KarpenterSettings>,
+    /// Shared layers, in order: each cell gets one Flux Kustomization per layer.
+    #[schemars(length(min = 1))]
     pub layers: Vec<Layer>,
+    /// The contract: every key of the cell-metadata ConfigMap, by name (a Flux variable name).
+    #[schemars(extend("propertyNames" = {
+        "pattern": "^[_a-zA-Z][_a-zA-Z0-9]*$",
+        "not": { "const": "schema" }
+    }))]
     pub keys: IndexMap<String, KeySpec>,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// The Git repository Flux syncs from.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitSource {
+    /// ssh:// URL of the repository (flux_bootstrap_git commits to it, the GitRepository reads it).
     pub url: String,
+    /// Branch Flux syncs from.
     #[serde(default = "default_branch")]
     pub branch: String,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// Defaults for new cells.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct Defaults {
+    /// EKS Kubernetes version of a new cell (major.minor), unless `new --kubernetes-version` says otherwise.
     #[serde(default = "default_kubernetes_version")]
     pub kubernetes_version: String,
 }
@@ -60,7 +83,8 @@ impl Default for Defaults {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+/// Settings of every cell's Terraform stack.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct TerraformSettings {
     /// S3 bucket holding every cell's state; when absent backend.tf is a partial configuration.
@@ -74,27 +98,29 @@ pub struct TerraformSettings {
 
 /// Who reaches every cell's Kubernetes API. Terraform reads this section from cellgen.yaml at
 /// plan time (terraform/cells/<cell>/settings.tf), so a change applies to every cell.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct ClusterAccess {
-    /// IAM roles that get an EKS access entry with AmazonEKSClusterAdminPolicy.
+    /// IAM roles (arn:aws:iam::<account>:role/<name>) that get an EKS access entry with AmazonEKSClusterAdminPolicy; include the role CI applies Terraform with.
     #[serde(default)]
+    #[schemars(inner(pattern(r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:role/.+$")))]
     pub admin_role_arns: Vec<String>,
-    /// CIDRs allowed to reach the public API endpoint; empty turns the public endpoint off.
+    /// IPv4 CIDRs allowed to reach the public API endpoint; empty turns the public endpoint off (the private one is always on).
     #[serde(default)]
     pub public_endpoint_cidrs: Vec<String>,
 }
 
 /// Where cell VPCs get their address blocks.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct NetworkSettings {
-    /// Every cell's VPC CIDR is a block of this pool, distinct from every other cell's.
+    /// IPv4 block every cell's VPC CIDR is taken from, distinct from every other cell's.
     #[serde(default = "default_vpc_cidr_pool")]
     pub vpc_cidr_pool: String,
-    /// Size of a cell's block; network.tf carves /+4 private and /+8 public, intra and egress
-    /// subnets out of it, so 16 (the largest VPC) to 20.
+    /// Prefix length of a cell's VPC block: 16 (the largest VPC) to 20; network.tf carves /+4
+    /// private and /+8 public, intra and egress subnets out of it.
     #[serde(default = "default_vpc_prefix_length")]
+    #[schemars(range(min = 16, max = 20))]
     pub vpc_prefix_length: u8,
 }
 
@@ -107,30 +133,40 @@ impl Default for NetworkSettings {
     }
 }
 
-/// Karpenter's node image per environment, as an EC2NodeClass `alias` (`family@version`).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// Karpenter's node image per environment.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct KarpenterSettings {
+    /// EC2NodeClass AMI alias (<family>@<version>, e.g. al2023@v20260714) by environment; @latest only where a bad image costs nothing.
+    #[schemars(inner(pattern(r"^[a-z0-9]+@(latest|v[0-9.]+)$")))]
     pub ami_alias: IndexMap<String, String>,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// A shared layer: one Flux Kustomization per cell.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
+    /// Name of the layer's Flux Kustomization (a DNS label), e.g. controllers.
+    #[schemars(pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"))]
     pub name: String,
+    /// Directory the layer builds, relative to the repository root, without `..`.
     pub path: String,
+    /// Layers listed before this one that must be ready first (Flux `spec.dependsOn`).
     #[serde(default, rename = "dependsOn")]
     pub depends_on: Vec<String>,
     /// Health-check everything the layer applies (Flux `spec.wait`).
     #[serde(default)]
     pub wait: bool,
+    /// How often Flux reconciles the layer (Flux `spec.interval`), e.g. 10m.
     #[serde(default = "default_interval")]
     pub interval: String,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// One key of the cell-metadata ConfigMap: an identifier, never a secret.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeySpec {
+    /// What the key identifies.
     pub description: String,
     /// Sample value used by `cellgen check` wherever Terraform computes the key.
     pub example: String,
