@@ -138,7 +138,10 @@ impl Default for NetworkSettings {
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct KarpenterSettings {
     /// EC2NodeClass AMI alias (<family>@<version>, e.g. al2023@v20260714) by environment; @latest only where a bad image costs nothing.
-    #[schemars(inner(pattern(r"^[a-z0-9]+@(latest|v[0-9.]+)$")))]
+    #[schemars(extend("additionalProperties" = {
+        "type": "string",
+        "pattern": "^[a-z0-9]+@(latest|v[0-9.]+)$"
+    }))]
     pub ami_alias: IndexMap<String, String>,
 }
 
