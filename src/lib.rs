@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod cell;
 pub mod check;
+pub mod cidr;
 pub mod cli;
 pub mod color;
 pub mod commands;
