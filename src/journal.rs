@@ -87,6 +87,7 @@ pub fn apply(root: &Path, changes: &[Change]) -> Result<(), CellgenError> {
     if changes.is_empty() {
         return Ok(());
     }
+    confined(root)?;
     let signals = Deferred::start();
     let mut record = plan_record(root, changes)?;
     let result = run(root, &mut record, changes, &signals);
@@ -473,6 +474,13 @@ fn remove_empty_parents(path: &Path, root: &Path) {
     }
 }
 
+/// The journal's directory must not lead out of the repository either.
+fn confined(root: &Path) -> Result<(), CellgenError> {
+    crate::fsguard::Root::new(root)
+        .resolve(Path::new(JOURNAL))
+        .map(|_| ())
+}
+
 /// Whether a killed apply left a journal (or the start of one) under `root`.
 pub fn pending(root: &Path) -> bool {
     exists(&root.join(JOURNAL)) || exists(&root.join(JOURNAL_TMP))
@@ -481,6 +489,7 @@ pub fn pending(root: &Path) -> bool {
 /// Repairs what a killed apply left: rolls it back, or finishes it if it had committed. Call with
 /// the write lock held, before reading anything else of the repository.
 pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
+    confined(root)?;
     let path = root.join(JOURNAL);
     let text = match fs::read(&path) {
         Ok(bytes) => bytes,

@@ -218,11 +218,16 @@ pub fn plan_cell_files(
             (Some(text), Some(e)) => sha256(text) == e.sha256,
             (Some(_), None) => false,
         };
-        if current == after || untouched {
+        if current == after {
+            // Already as generated: the record keeps saying which version generated it.
             if let Some(text) = &after {
                 files.insert(key, record(text));
+            }
+        } else if untouched {
+            if let Some(text) = &after {
+                files.insert(key, FileRecord::new(text));
                 plan.write(path, text.clone())?;
-            } else if current.is_some() {
+            } else {
                 plan.delete(path)?;
             }
         } else {
