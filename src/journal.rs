@@ -5,9 +5,10 @@
 //! fsynced, renamed into place, directory fsynced). Then:
 //!
 //! 1. the directories the plan needs are created and each new content is staged in its temporary
-//!    file (fsynced, with the mode of the file it replaces);
+//!    file (with the mode of the file it replaces);
 //! 2. each file to be replaced gets a backup: a hard link to it (so mode, owner and inode stay);
-//! 3. the renames: temporary file over target, or, to delete, target to its backup;
+//!    all of it is made durable (`barrier`);
+//! 3. the renames: temporary file over target, or, to delete, target to its backup; durable;
 //! 4. the journal is rewritten with `"state": "committed"`;
 //! 5. backups and the journal are removed.
 //!
@@ -252,8 +253,7 @@ fn run(
                 .map_err(write_err(root, &op.path))?;
         }
     }
-    let dirs = touched_dirs(root, record);
-    sync_dirs(&dirs);
+    barrier(root, record, true);
     interrupted(signals)?;
 
     for (i, op) in record.ops.iter().enumerate() {
@@ -267,7 +267,7 @@ fn run(
         pause(&format!("renamed:{}", i + 1), signals);
         interrupted(signals)?;
     }
-    sync_dirs(&dirs);
+    barrier(root, record, false);
     record.state = State::Committed;
     write_record(root, record)?;
     // From here on the plan is applied: a signal waits until the cleanup is done.
@@ -275,7 +275,7 @@ fn run(
     finish(root, record)
 }
 
-/// Writes `contents` to a new file at `path`, with `mode`, and flushes it to disk.
+/// Writes `contents` to a new file at `path`, with `mode` (`barrier` makes it durable).
 fn stage(path: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<()> {
     let mut file = fs::OpenOptions::new()
         .write(true)
@@ -288,8 +288,7 @@ fn stage(path: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<()>
     }
     #[cfg(not(unix))]
     let _ = mode;
-    file.write_all(contents)?;
-    file.sync_all()
+    file.write_all(contents)
 }
 
 /// A second name for the file about to be replaced; a copy where hard links are not supported.
@@ -297,8 +296,44 @@ fn make_backup(target: &Path, backup: &Path) -> std::io::Result<()> {
     if fs::hard_link(target, backup).is_ok() {
         return Ok(());
     }
-    fs::copy(target, backup)?;
-    fs::File::open(backup)?.sync_all()
+    fs::copy(target, backup).map(|_| ())
+}
+
+/// Makes everything the apply wrote so far durable before its next step. On Linux that is one
+/// `syncfs` per filesystem the plan touches: a schema bump over 300 cells would otherwise cost
+/// some 600 file and 300 directory fsyncs. Elsewhere each staged file (with `files`) and each
+/// touched directory is fsynced.
+fn barrier(root: &Path, record: &Record, files: bool) {
+    let dirs = touched_dirs(root, record);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        use std::os::unix::io::AsRawFd;
+        let _ = files;
+        let mut synced = std::collections::BTreeSet::new();
+        for dir in dirs.iter().map(PathBuf::as_path).chain([root]) {
+            let Ok(meta) = fs::metadata(dir) else {
+                continue;
+            };
+            if synced.insert(meta.dev())
+                && let Ok(handle) = fs::File::open(dir)
+            {
+                // SAFETY: syncfs only reads the descriptor, which stays open for the call.
+                unsafe { libc::syncfs(handle.as_raw_fd()) };
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        if files {
+            for temp in record.ops.iter().filter_map(|op| op.temp.as_ref()) {
+                if let Ok(file) = fs::File::open(root.join(temp)) {
+                    let _ = file.sync_all();
+                }
+            }
+        }
+        sync_dirs(&dirs);
+    }
 }
 
 /// Writes the journal atomically: a temporary file, fsynced, renamed over it, directory fsynced.
@@ -345,6 +380,7 @@ fn touched_dirs(root: &Path, record: &Record) -> Vec<PathBuf> {
     dirs
 }
 
+#[cfg(not(target_os = "linux"))]
 fn sync_dirs(dirs: &[PathBuf]) {
     for dir in dirs {
         sync_dir(dir);
@@ -422,7 +458,8 @@ fn undo(root: &Path, record: &Record) -> Option<String> {
         // Not empty means it holds something that is not ours: leave it.
         let _ = fs::remove_dir(root.join(dir));
     }
-    sync_dirs(&touched_dirs(root, record));
+    // What was put back must stay put back once the journal is gone.
+    barrier(root, record, false);
     if let Err(e) = remove_journal(root, record) {
         note(e);
     }
@@ -442,7 +479,8 @@ fn finish(root: &Path, record: &Record) -> Result<(), CellgenError> {
             remove_empty_parents(&root.join(&op.path), root);
         }
     }
-    sync_dirs(&touched_dirs(root, record));
+    // The backups must be gone for good before the journal that names them is.
+    barrier(root, record, false);
     remove_journal(root, record).map_err(|message| CellgenError::Recovery {
         path: root.join(JOURNAL),
         message,
