@@ -129,7 +129,7 @@ pub enum CellgenError {
     Interrupted { signal: i32, applied: bool },
 
     #[error(
-        "{}: an interrupted cellgen left this record of a half-applied change, and it cannot be repaired: {message}. Nothing else was done; fix the cause and run cellgen again",
+        "{}: an interrupted cellgen left this record of a half-applied change, and it cannot be repaired: {message}. Nothing else was done; fix the cause and run cellgen again (if cellgen did not write this file, move it away: cellgen keeps its journal there)",
         path.display()
     )]
     Recovery { path: PathBuf, message: String },
