@@ -6,16 +6,19 @@ use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
 use crate::lock::{Access, RepoLock};
-use crate::plan::{ChangeKind, Plan};
+use crate::plan::Plan;
 use crate::prompt::{self, Prompter};
 
 mod check;
+mod completions;
 mod component;
 mod envsubst;
 mod init;
 mod list;
+mod man;
 mod new;
 mod render;
+mod schema;
 
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
 /// holds for as long as it runs.
@@ -34,9 +37,12 @@ pub fn access(command: &Command) -> Option<Access> {
     match command {
         Command::Init(args) => writes(args.dry_run),
         Command::New(args) => writes(args.dry_run),
-        Command::AddComponent(args) | Command::RemoveComponent(args) => writes(args.dry_run),
+        Command::AddComponent(args) => writes(args.dry_run),
+        Command::RemoveComponent(args) => writes(args.dry_run),
         Command::List(_) | Command::Check(_) | Command::Render(_) => Some(Access::Read),
-        Command::Envsubst(_) => None,
+        Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
+        // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
+        Command::Man(_) => None,
     }
 }
 
@@ -127,13 +133,18 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
             render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Envsubst(args) => envsubst::run(args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Completions(args) => {
+            completions::run(args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Man(args) => man::run(&session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Schema(args) => schema::run(args).map(|()| std::process::ExitCode::SUCCESS),
     }
 }
 
 /// Prints the dry-run diff, or applies the plan and lists what changed.
 pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
     if dry_run {
-        print!("{}", plan.diff());
+        print!("{}", crate::color::diff(&plan.diff()));
         if plan.is_empty() {
             eprintln!("Nothing to change.");
         } else {
@@ -147,12 +158,7 @@ pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
     }
     plan.apply()?;
     for (kind, path) in plan.summary() {
-        let verb = match kind {
-            ChangeKind::Create => "created",
-            ChangeKind::Update => "updated",
-            ChangeKind::Delete => "deleted",
-        };
-        println!("  {verb:>7}  {}", path.display());
+        println!("  {}  {}", crate::color::change(kind), path.display());
     }
     Ok(())
 }

@@ -122,6 +122,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         )?;
     }
     state::track_all_edits(&mut plan, &cell.name)?;
+    crate::schema::refresh(&mut plan)?;
 
     super::finish(&plan, args.dry_run)?;
     if let Some(kept) = &kept_scaffold {
