@@ -200,8 +200,11 @@ pub fn plan_cell_files(
         .filter(|(path, _)| state::in_cell(path, cell))
         .map(|(path, after)| (path.to_path_buf(), after.map(str::to_string)))
         .collect();
-    for stale in previous.files.keys() {
-        wanted.entry(PathBuf::from(stale)).or_insert(None);
+    // Only the cell's own paths: a record naming anything else (hand-edited) is not obeyed.
+    for stale in previous.files.keys().map(PathBuf::from) {
+        if state::in_cell(&stale, cell) {
+            wanted.entry(stale).or_insert(None);
+        }
     }
     let mut files: BTreeMap<String, FileRecord> = BTreeMap::new();
     let mut outcome = Regenerated::default();

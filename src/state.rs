@@ -186,7 +186,8 @@ pub fn save(plan: &mut Plan, cell: &str, mut record: CellRecord) -> Result<(), C
 
 /// Whether `path` is one of the files of `cell` (its Flux directory or its Terraform stack).
 pub fn in_cell(path: &Path, cell: &str) -> bool {
-    path.starts_with(cell_flux_dir(cell)) || path.starts_with(cell_terraform_dir(cell))
+    crate::config::is_relative_clean(&path.to_string_lossy())
+        && (path.starts_with(cell_flux_dir(cell)) || path.starts_with(cell_terraform_dir(cell)))
 }
 
 /// `track_edits` for every cell: a schema change edits all cells' ConfigMaps.

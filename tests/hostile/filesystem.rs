@@ -333,6 +333,32 @@ pub fn cases() -> Vec<Case> {
             }),
         },
         Case {
+            name: "a record naming files outside the cell is not obeyed",
+            setup: |dir| {
+                prod(dir);
+                use sha2::Digest;
+                let config = fs::read(dir.join("cellgen.yaml")).unwrap();
+                let hash: String = sha2::Sha256::digest(&config)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                let path = dir.join(RECORD);
+                let mut record: serde_json::Value =
+                    serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+                for key in ["cellgen.yaml", "cells/eu-west-2-prod/../../cellgen.yaml"] {
+                    record["files"][key] = serde_json::json!({"sha256": hash, "cellgen": "0.1.0"});
+                }
+                fs::write(&path, serde_json::to_string_pretty(&record).unwrap()).unwrap();
+            },
+            args: &["new", PROD, "--force"],
+            expect: Expect::Succeeds(|dir, _| {
+                assert!(
+                    dir.join("cellgen.yaml").is_file(),
+                    "--force deleted cellgen.yaml"
+                );
+            }),
+        },
+        Case {
             name: "a journal that cannot be read",
             setup: |dir| {
                 prod(dir);
