@@ -152,6 +152,7 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
         path: path.clone(),
         message: format!("it is not a journal cellgen can read ({e})"),
     })?;
+    let guard = crate::fsguard::Root::new(root);
     for rel in record
         .ops
         .iter()
@@ -159,7 +160,13 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
         .flatten()
         .chain(&record.dirs)
     {
-        if !crate::config::is_relative_clean(rel) {
+        // The journal names real paths (links already resolved when it was written): one that
+        // now leads through a link, or out of the root, is not one cellgen wrote.
+        let inside = crate::config::is_relative_clean(rel)
+            && guard
+                .resolve(Path::new(rel))
+                .is_ok_and(|real| real == guard.canonical().join(rel));
+        if !inside {
             return Err(CellgenError::Recovery {
                 path,
                 message: format!("it names `{rel}`, which is not a path inside the repository"),

@@ -206,6 +206,27 @@ pub fn cases() -> Vec<Case> {
             ]),
         },
         Case {
+            name: "a journal whose paths lead through a link out of the repository",
+            setup: |dir| {
+                prod(dir);
+                let outside = outside_dir(dir);
+                fs::create_dir_all(&outside).unwrap();
+                fs::write(outside.join("victim.txt"), "theirs\n").unwrap();
+                fs::write(outside.join("victim.bak"), "replaced\n").unwrap();
+                symlink(&outside, dir.join("cells/eu-west-2-prod/out")).unwrap();
+                put(
+                    dir,
+                    ".cellgen/journal",
+                    br#"{"cellgen":"0.1.0","pid":1,"command":"x","state":"applying","dirs":[],"ops":[{"path":"cells/eu-west-2-prod/out/victim.txt","backup":"cells/eu-west-2-prod/out/victim.bak"}]}"#,
+                );
+            },
+            args: &["list"],
+            expect: refused(&[
+                "cells/eu-west-2-prod/out/victim.txt",
+                "not a path inside the repository",
+            ]),
+        },
+        Case {
             name: "a link loop",
             setup: |dir| {
                 prod(dir);
