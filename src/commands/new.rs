@@ -1,8 +1,11 @@
+use std::path::Path;
+
 use anyhow::Result;
 
 use super::{Session, init};
 use crate::catalog::Catalog;
 use crate::cell::CellName;
+use crate::cidr::{self, CellCidr, Cidr};
 use crate::cli::NewArgs;
 use crate::components::cell_components;
 use crate::config::{self, CONFIG_FILE, Config};
@@ -21,6 +24,12 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                 ("--git-url", args.repo.git_url.is_some()),
                 ("--git-branch", args.repo.git_branch.is_some()),
                 ("--state-bucket", args.repo.state_bucket.is_some()),
+                ("--state-region", args.repo.state_region.is_some()),
+                ("--admin-role-arn", args.repo.admin_role_arns.is_some()),
+                (
+                    "--public-endpoint-cidrs",
+                    args.repo.public_endpoint_cidrs.is_some(),
+                ),
             ] {
                 if given {
                     eprintln!(
@@ -65,6 +74,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     let inputs = CellInputs {
         kubernetes_version: resolve_kubernetes_version(session, &args, &config)?,
         egress_gateway: resolve_egress(session, &args)?,
+        vpc_cidr: resolve_vpc_cidr(&args, &config, plan.root(), &cell.name)?,
     };
     let templates = Templates::new();
     let catalog = Catalog::load(&templates, &plan)?;
@@ -92,6 +102,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         )?;
     }
     state::track_all_edits(&mut plan, &cell.name)?;
+    crate::schema::refresh(&mut plan)?;
 
     super::finish(&plan, args.dry_run)?;
     for kept in &outcome.kept {
@@ -104,11 +115,148 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     if !args.dry_run && existing.is_none() {
         print_next_steps(
             &cell.name,
+            &git_add_paths(&plan),
             config.terraform.state_bucket.is_none(),
             &config.git.branch,
         );
     }
     Ok(())
+}
+
+/// The cell's VPC block: `--vpc-cidr`, else the block it already records (`--force` keeps it),
+/// else the lowest free block of the pool. It may not overlap another cell's: cells are routed
+/// to each other.
+fn resolve_vpc_cidr(args: &NewArgs, config: &Config, root: &Path, cell: &str) -> Result<String> {
+    // A path that is no directory holds no cell (writing there fails later, naming it).
+    let mut names = crate::repo::list_dirs(&root.join(crate::repo::CELLS_DIR)).unwrap_or_default();
+    names.extend(
+        crate::repo::list_dirs(&root.join(crate::repo::TERRAFORM_CELLS_DIR)).unwrap_or_default(),
+    );
+    names.sort();
+    names.dedup();
+    names.retain(|n| n != cell);
+    let others = cidr::recorded(root, &names);
+    for unreadable in others.iter().filter(|o| o.cidr.is_err()) {
+        eprintln!(
+            "warning: cannot tell the VPC block of cell `{}` ({}): {}",
+            unreadable.cell,
+            location(unreadable),
+            unreadable.cidr.as_ref().err().map_or("", String::as_str)
+        );
+    }
+    let taken: Vec<(&CellCidr, Cidr)> = others
+        .iter()
+        .filter_map(|o| o.cidr.as_ref().ok().map(|c| (o, *c)))
+        .collect();
+    let pool = Cidr::parse(&config.network.vpc_cidr_pool).map_err(|reason| {
+        CellgenError::MalformedConfig {
+            path: CONFIG_FILE.into(),
+            line: None,
+            message: format!("network.vpc_cidr_pool: {reason}"),
+        }
+    })?;
+    let chosen = match &args.vpc_cidr {
+        Some(text) => {
+            let invalid = |reason: String| CellgenError::InvalidFlag {
+                flag: "--vpc-cidr".into(),
+                reason,
+            };
+            let block = Cidr::parse(text).map_err(invalid)?;
+            if !config::VPC_PREFIX_LENGTHS.contains(&block.prefix()) {
+                return Err(invalid(format!(
+                    "{block} is a /{}; a cell's VPC is a /{} to /{} (network.tf splits it into subnets)",
+                    block.prefix(),
+                    config::VPC_PREFIX_LENGTHS.start(),
+                    config::VPC_PREFIX_LENGTHS.end()
+                ))
+                .into());
+            }
+            if let Some((other, theirs)) = taken.iter().find(|(_, c)| c.overlaps(&block)) {
+                let free = cidr::next_free(
+                    pool,
+                    config.network.vpc_prefix_length,
+                    &taken.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
+                );
+                return Err(invalid(format!(
+                    "{block} overlaps {theirs}, the VPC of cell `{}` ({}); cells are routed to each other, so give this one a free block{}",
+                    other.cell,
+                    location(other),
+                    free.map(|f| format!(", e.g. {f}")).unwrap_or_default()
+                ))
+                .into());
+            }
+            block
+        }
+        // A regenerated cell keeps its block even if it overlaps: a new block would replace the
+        // cell's VPC at the next apply. `check` reports the overlap.
+        None => match cidr::recorded_for(root, cell).and_then(|own| own.cidr.ok()) {
+            Some(own) => {
+                if let Some((other, theirs)) = taken.iter().find(|(_, c)| c.overlaps(&own)) {
+                    eprintln!(
+                        "warning: cell `{cell}` keeps its VPC block {own}, which overlaps {theirs} of cell `{}` ({}); `cellgen check` reports it until one of them moves",
+                        other.cell,
+                        location(other)
+                    );
+                }
+                own
+            }
+            None => cidr::next_free(
+                pool,
+                config.network.vpc_prefix_length,
+                &taken.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
+            )
+            .ok_or_else(|| CellgenError::MalformedConfig {
+                path: CONFIG_FILE.into(),
+                line: None,
+                message: format!(
+                    "network.vpc_cidr_pool {pool} has no free /{} left for cell `{cell}` ({} cells take blocks of it): widen the pool, or pass --vpc-cidr",
+                    config.network.vpc_prefix_length,
+                    taken.len()
+                ),
+            })?,
+        },
+    };
+    Ok(chosen.to_string())
+}
+
+fn location(recorded: &CellCidr) -> String {
+    match recorded.line {
+        Some(line) => format!("{}:{line}", recorded.file.display()),
+        None => recorded.file.display().to_string(),
+    }
+}
+
+/// What this run created or changed, as `git add` arguments: directories that cellgen owns as a
+/// whole (a cell's, a component's, a shared layer's) once, other files by name.
+fn git_add_paths(plan: &Plan) -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    for (_, path) in plan.summary() {
+        let parts: Vec<String> = path
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let entry = match parts.as_slice() {
+            [top, _, ..]
+                if matches!(
+                    top.as_str(),
+                    "infrastructure" | "apps" | ".github" | ".cellgen"
+                ) =>
+            {
+                top.clone()
+            }
+            [dir, name, _, ..] if dir == "components" || dir == crate::repo::CELLS_DIR => {
+                format!("{dir}/{name}")
+            }
+            [t, c, cell, _, ..] if t == "terraform" && c == "cells" => {
+                format!("terraform/cells/{cell}")
+            }
+            _ => path.display().to_string(),
+        };
+        if !paths.contains(&entry) {
+            paths.push(entry);
+        }
+    }
+    paths
 }
 
 fn resolve_components(
@@ -177,17 +325,18 @@ fn resolve_egress(session: &mut Session, args: &NewArgs) -> Result<bool> {
     Ok(false)
 }
 
-fn print_next_steps(cell: &str, needs_bucket: bool, branch: &str) {
+fn print_next_steps(cell: &str, add: &[String], needs_bucket: bool, branch: &str) {
     let backend = if needs_bucket {
-        " -backend-config=\"bucket=<state-bucket>\""
+        " -backend-config=\"bucket=<state-bucket>\" -backend-config=\"region=<bucket-region>\""
     } else {
         ""
     };
+    let add = add.join(" ");
     println!(
         "\nCell {cell} is ready. Next steps:\n  \
-         1. Review and commit: git add cells/{cell} terraform/cells/{cell} .cellgen && git commit -m \"Add cell {cell}\"\n  \
+         1. Review and commit: git add {add} && git commit -m \"Add cell {cell}\"\n  \
          2. Open a pull request; CI runs `cellgen check` on it. Merge to {branch}: Flux syncs cells/{cell} from there.\n  \
-         3. Create the cell:\n       \
+         3. Create the cell, as a role listed in cluster_access.admin_role_arns of cellgen.yaml:\n       \
             cd terraform/cells/{cell}\n       \
             terraform init{backend}\n       \
             export TF_VAR_flux_git_ssh_private_key=\"$(cat <deploy-key-file>)\"\n       \
