@@ -147,7 +147,13 @@ fn a_repository_component_with_identity_and_policy_arns_validates() {
     let root = dir.path();
     new_cell(
         root,
-        &["eu-west-1-prod", "--state-bucket", "acme-terraform-state"],
+        &[
+            "eu-west-1-prod",
+            "--state-bucket",
+            "acme-terraform-state",
+            "--state-region",
+            "eu-central-1",
+        ],
     );
     new_cell(
         root,
