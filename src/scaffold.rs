@@ -44,14 +44,15 @@ pub fn default_ami_alias(environment: &str) -> &'static str {
     }
 }
 
-/// The repository scaffold: cellgen.yaml, the shared layers and the CI workflow. `existing`
-/// tells which layer directories already have a kustomization.yaml: those are the user's and
-/// are left alone.
+/// The repository scaffold: cellgen.yaml, the shared layers and the CI workflow, without the
+/// files that already exist (`existing`): cellgen never overwrites a file it did not create.
+/// Those are returned as kept, and so is a layer directory's kustomization.yaml, whose whole
+/// directory is then the user's and left alone.
 pub fn repo_files(
     templates: &Templates,
     settings: &RepoSettings,
     existing: impl Fn(&Path) -> bool,
-) -> Result<Files, CellgenError> {
+) -> Result<(Files, Vec<PathBuf>), CellgenError> {
     #[derive(Serialize)]
     struct AmiAlias<'a> {
         environment: &'a str,
@@ -81,6 +82,7 @@ pub fn repo_files(
             .collect(),
     };
     let mut files = Files::new();
+    let mut kept: Vec<PathBuf> = Vec::new();
     for name in templates.names_under("repo/") {
         let rel = PathBuf::from(name.trim_start_matches("repo/"));
         let layer_dir = rel
@@ -89,13 +91,20 @@ pub fn repo_files(
         if let Some(dir) = layer_dir
             && existing(&dir.join("kustomization.yaml"))
         {
+            let own = dir.join("kustomization.yaml");
+            if !kept.contains(&own) {
+                kept.push(own);
+            }
             continue;
         }
-        if rel == Path::new(CONFIG_FILE) || rel.starts_with(".github") || !existing(&rel) {
+        if existing(&rel) {
+            kept.push(rel);
+        } else {
             files.insert(rel, templates.produce(&name, &context)?);
         }
     }
-    Ok(files)
+    kept.sort();
+    Ok((files, kept))
 }
 
 /// What the name does not say about a cell.

@@ -17,8 +17,9 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
         return adopt_schemas(&root, args.dry_run);
     }
     let mut plan = Plan::new(&session.start);
-    plan_scaffold(session, &args.repo, &mut plan)?;
+    let kept = plan_scaffold(session, &args.repo, &mut plan)?;
     super::finish(&plan, args.dry_run)?;
+    print_kept(&kept);
     if !args.dry_run {
         println!(
             "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."
@@ -27,12 +28,13 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     Ok(())
 }
 
-/// Adds the repository scaffold to `plan` and returns the settings it was made from.
+/// Adds the repository scaffold to `plan`; returns the scaffold paths that already exist, which
+/// are left as they are.
 pub fn plan_scaffold(
     session: &mut Session,
     args: &RepoArgs,
     plan: &mut Plan,
-) -> Result<RepoSettings> {
+) -> Result<Vec<std::path::PathBuf>> {
     let root = plan.root().to_path_buf();
     let git_url = resolve_git_url(session, args, &root)?;
     // Flux syncs the branch this repository works on: `master` after a plain `git init` on many
@@ -70,12 +72,25 @@ pub fn plan_scaffold(
             "warning: cellgen.yaml will name no cluster admin role (--admin-role-arn): add cluster_access.admin_role_arns before a cell's first `terraform apply`, which fails without one"
         );
     }
-    let files = scaffold::repo_files(&Templates::new(), &settings, |rel| root.join(rel).exists())?;
+    let (files, kept) = scaffold::repo_files(&Templates::new(), &settings, |rel| {
+        std::fs::symlink_metadata(root.join(rel)).is_ok()
+    })?;
     for (path, contents) in files {
         plan.write(path, contents)?;
     }
     crate::schema::plan_all(plan)?;
-    Ok(settings)
+    Ok(kept)
+}
+
+/// Scaffold files that were there already: cellgen did not create them, so it does not replace them.
+pub fn print_kept(kept: &[std::path::PathBuf]) {
+    for path in kept {
+        println!(
+            "  {:>7}  {} (it was already there; cellgen does not replace a file it did not create)",
+            "kept",
+            path.display()
+        );
+    }
 }
 
 /// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:

@@ -7,17 +7,18 @@ use crate::catalog::Catalog;
 use crate::cell::CellName;
 use crate::cidr::{self, CellCidr, Cidr};
 use crate::cli::NewArgs;
-use crate::components::cell_components;
+use crate::components;
 use crate::config::{self, CONFIG_FILE, Config};
 use crate::error::CellgenError;
 use crate::plan::Plan;
+use crate::regenerate;
 use crate::repo::{Repo, cell_flux_dir, cell_terraform_dir};
 use crate::scaffold::{self, CellInputs};
 use crate::state;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
-    let (mut plan, config, scaffolded) = match Repo::find_root(&session.start) {
+    let (mut plan, config, kept_scaffold) = match Repo::find_root(&session.start) {
         Some(root) => {
             let repo = Repo::open(&root)?;
             for (flag, given) in [
@@ -38,20 +39,27 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                     );
                 }
             }
-            (Plan::new(&root), repo.config, false)
+            if root != session.start && !args.dry_run {
+                eprintln!(
+                    "Using the cellgen repository at {} (its cellgen.yaml is the nearest above {}).",
+                    root.display(),
+                    session.start.display()
+                );
+            }
+            (Plan::new(&root), repo.config, None)
         }
         None => {
             // The scaffold's environments are the defaults: check the name before asking anything.
             CellName::parse(&args.name, &config::default_environments())?;
             let mut plan = Plan::new(&session.start);
-            init::plan_scaffold(session, &args.repo, &mut plan)?;
+            let kept = init::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
             let config = Config::parse(&text, &session.start.join(CONFIG_FILE))?;
-            (plan, config, true)
+            (plan, config, Some(kept))
         }
     };
 
-    if scaffolded && !args.dry_run {
+    if kept_scaffold.is_some() && !args.dry_run {
         eprintln!(
             "No cellgen.yaml in {} or above: creating the repository scaffold there first (what `cellgen init` does).",
             plan.root().display()
@@ -60,7 +68,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     let cell = CellName::parse(&args.name, &config.environments)?;
     let existing = [cell_flux_dir(&cell.name), cell_terraform_dir(&cell.name)]
         .into_iter()
-        .find(|dir| plan.root().join(dir).exists());
+        .find(|dir| std::fs::symlink_metadata(plan.root().join(dir)).is_ok());
     if let Some(dir) = &existing
         && !args.force
     {
@@ -71,25 +79,47 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         .into());
     }
 
+    // What the cell already is wins over defaults and questions; flags win over both.
+    let known = regenerate::existing_inputs(&plan, &cell.name)?;
     let inputs = CellInputs {
-        kubernetes_version: resolve_kubernetes_version(session, &args, &config)?,
-        egress_gateway: resolve_egress(session, &args)?,
+        kubernetes_version: resolve_kubernetes_version(
+            session,
+            &args,
+            &config,
+            known.kubernetes_version.as_deref(),
+        )?,
+        egress_gateway: resolve_egress(session, &args, known.egress_gateway)?,
         vpc_cidr: resolve_vpc_cidr(&args, &config, plan.root(), &cell.name)?,
     };
     let templates = Templates::new();
     let catalog = Catalog::load(&templates, &plan)?;
-    // A regenerated cell keeps the components it runs; a new one gets the chosen ones.
-    let mut wanted: Vec<String> = cell_components(&plan, &config, &cell.name)?
-        .into_iter()
-        .collect();
+    let had = regenerate::existing_components(&plan, &config, &catalog, &cell.name)?;
+    let mut wanted: Vec<String> = Vec::new();
     for name in resolve_components(session, &args, &catalog)? {
         catalog.get(&name)?;
-        if !wanted.contains(&name) {
+        if !had.contains(&name) && !wanted.contains(&name) {
             wanted.push(name);
         }
     }
-    let files = scaffold::cell_files(&templates, &config, &cell, &inputs)?;
-    let outcome = state::plan_generated(&mut plan, &cell.name, files, args.force)?;
+
+    // The cell as cellgen generates it now, with the components it has, in a copy of the plan;
+    // then each file is written only where the user has not changed it.
+    let mut desired = plan.clone();
+    for (path, contents) in scaffold::cell_files(&templates, &config, &cell, &inputs)? {
+        desired.write(path, contents)?;
+    }
+    for name in &had {
+        components::add(
+            &mut desired,
+            &templates,
+            &catalog,
+            &cell,
+            name,
+            args.with_requirements,
+        )?;
+    }
+    let outcome = regenerate::plan_cell_files(&mut plan, &cell.name, &desired)?;
+    // Components asked for that the cell does not have yet: added as `add-component` would.
     for name in &wanted {
         super::component::add_with_consent(
             session,
@@ -105,6 +135,9 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     crate::schema::refresh(&mut plan)?;
 
     super::finish(&plan, args.dry_run)?;
+    if let Some(kept) = &kept_scaffold {
+        init::print_kept(kept);
+    }
     for kept in &outcome.kept {
         println!(
             "  {:>7}  {} (you changed it; delete it and run again to regenerate)",
@@ -290,10 +323,12 @@ fn resolve_kubernetes_version(
     session: &mut Session,
     args: &NewArgs,
     config: &Config,
+    known: Option<&str>,
 ) -> Result<String> {
     let default = &config.defaults.kubernetes_version;
     let version = match &args.kubernetes_version {
         Some(v) => v.clone(),
+        None if known.is_some() => known.unwrap_or_default().to_string(),
         None if session.prompter.interactive() => session
             .prompter
             .input("Kubernetes version", Some(default))?,
@@ -312,9 +347,12 @@ fn resolve_kubernetes_version(
     Ok(version)
 }
 
-fn resolve_egress(session: &mut Session, args: &NewArgs) -> Result<bool> {
+fn resolve_egress(session: &mut Session, args: &NewArgs, known: Option<bool>) -> Result<bool> {
     if args.egress_gateway || args.no_egress_gateway {
         return Ok(args.egress_gateway);
+    }
+    if let Some(known) = known {
+        return Ok(known);
     }
     if session.prompter.interactive() {
         return session.prompter.confirm(
