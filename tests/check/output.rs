@@ -156,3 +156,115 @@ fn a_finding_in_different_layers_of_different_cells_lists_each() {
         r.stdout
     );
 }
+
+#[test]
+fn json_and_github_formats_carry_file_and_line() {
+    let dir = repo();
+    let file = "apps/namespace.yaml";
+    edit(dir.path(), file, "${cell_name}", "${cell}");
+    let line = line_in(dir.path(), file, "${cell}");
+
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(report["errors"], 1);
+    assert_eq!(report["warnings"], 0);
+    assert_eq!(findings(&report).len(), 1, "{}", summary(&report));
+    let f = &findings(&report)[0];
+    for field in ["severity", "code", "file", "message"] {
+        assert!(f[field].is_string(), "{field} missing in {f}");
+    }
+    assert_eq!(f["file"], file);
+    assert_eq!(f["line"], line);
+    assert_eq!(f["cells"], serde_json::json!([PROD, DEV]));
+    assert_eq!(f["layers"], serde_json::json!(["apps"]));
+
+    let summary_file = temp_dir();
+    let summary_path = summary_file.path().join("summary.md");
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args(["check", "--format", "github"])
+        .env("GITHUB_STEP_SUMMARY", &summary_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "::error file={file},line={line},title=cellgen missing-key::"
+        )) && lines[0].ends_with(&format!("[cells {PROD}, {DEV} (layer apps)]")),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        lines[1],
+        "cellgen check: 2 cells checked: 1 error, 0 warnings"
+    );
+    // The job summary: the same finding, as a Markdown table row.
+    let markdown = read(&summary_path);
+    assert!(
+        markdown.starts_with("## cellgen check\n\n2 cells checked: 1 error, 0 warnings\n")
+            && markdown.contains(&format!(
+                "| ❌ | `missing-key` | `{file}:{line}` | cells {PROD}, {DEV} (layer apps) |"
+            )),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn named_cells_only_and_usage_errors() {
+    let dir = repo();
+    let file = "components/kyverno/controllers/namespace.yaml";
+    edit(dir.path(), file, "${cell_name}", "${cellname}");
+    // kyverno runs in both cells; the report covers the one asked for.
+    let (code, report) = check_json(dir.path(), &[DEV]);
+    assert_eq!(code, 1);
+    assert_eq!(report["cells"], serde_json::json!([DEV]));
+    let line = line_in(dir.path(), file, "${cellname}");
+    assert_at(&report, "missing-key", file, line, &[DEV]);
+    assert!(
+        with_code(&report, "unused-key").is_empty(),
+        "unused keys are judged over all cells only"
+    );
+
+    let r = run(dir.path(), &["eu-west-2-prd"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("unknown cell `eu-west-2-prd`")
+            && r.stderr.contains("Did you mean `eu-west-2-prod`?"),
+        "{}",
+        r.stderr
+    );
+    let r = run(dir.path(), &["--format", "xml"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--format"), "{}", r.stderr);
+}
+
+#[test]
+fn generated_workflow_runs_cellgen_check() {
+    let dir = repo();
+    let docs = load_yaml_file(&dir.path().join(".github/workflows/cellgen.yaml"));
+    let workflow = &docs[0].value;
+    assert!(
+        workflow["on"].get("pull_request").is_some(),
+        "the workflow does not run on pull requests: {workflow}"
+    );
+    let runs: Vec<String> = workflow["jobs"]
+        .as_object()
+        .expect("jobs")
+        .values()
+        .flat_map(|job| job["steps"].as_array().cloned().unwrap_or_default())
+        .filter_map(|step| step["run"].as_str().map(str::to_string))
+        .collect();
+    let check = runs
+        .iter()
+        .find(|r| r.trim_start().starts_with("cellgen check"))
+        .unwrap_or_else(|| panic!("no step runs `cellgen check`: {runs:?}"));
+    // Its arguments are ones cellgen accepts, and it passes on the clean repository.
+    let args: Vec<&str> = check.split_whitespace().skip(2).collect();
+    let r = run(dir.path(), &args);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
