@@ -371,7 +371,7 @@ fn every_route_to_a_secret_is_a_secret_value_with_its_chain() {
         let found = findings.iter().find(|f| {
             f["file"] == format!("{TF}/cell-metadata.tf").as_str()
                 && f["line"] == line
-                && f["cell"] == CELL
+                && f["cells"] == serde_json::json!([CELL])
                 && f["severity"] == "error"
         });
         match found {
