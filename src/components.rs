@@ -223,16 +223,14 @@ impl Adding<'_> {
             )?;
         }
         let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
+        let entries: Vec<(String, String)> = component
+            .spec
+            .keys
+            .iter()
+            .map(|(key, spec)| (key.clone(), spec.terraform.clone()))
+            .collect();
         edit(plan, &metadata, |text| {
-            let mut text = text.to_string();
-            for (key, spec) in &component.spec.keys {
-                text = hcl::add_data_entry(&text, key, &spec.terraform)
-                    .map_err(|e| invalid(&metadata, e))?;
-            }
-            for dep in component.depends_on() {
-                text = hcl::add_depends_on(&text, &dep).map_err(|e| invalid(&metadata, e))?;
-            }
-            Ok(text)
+            hcl::add(text, &entries, &component.depends_on()).map_err(|e| invalid(&metadata, e))
         })?;
 
         // The contract: keys new to the repository bump the schema, on both sides.
@@ -244,15 +242,15 @@ impl Adding<'_> {
             .collect();
         if !new_keys.is_empty() {
             let schema = config.schema + 1;
-            let entries: Vec<(String, Vec<(&str, String)>)> = new_keys
+            let entries: Vec<(String, Vec<(&str, yaml::Field)>)> = new_keys
                 .iter()
                 .map(|(key, spec)| {
                     let fields = vec![
-                        ("description", yaml::scalar(&spec.description)),
-                        ("example", yaml::scalar(&spec.example)),
-                        ("terraform", yaml::scalar(&spec.terraform)),
-                        ("component", yaml::scalar(name)),
-                        ("since", schema.to_string()),
+                        ("description", yaml::Field::Str(spec.description.clone())),
+                        ("example", yaml::Field::Str(spec.example.clone())),
+                        ("terraform", yaml::Field::Str(spec.terraform.clone())),
+                        ("component", yaml::Field::Str(name.to_string())),
+                        ("since", yaml::Field::Int(schema)),
                     ];
                     ((*key).clone(), fields)
                 })
@@ -330,15 +328,9 @@ pub fn remove(
         plan.delete(tf)?;
     }
     let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
+    let keys: Vec<String> = component.spec.keys.keys().cloned().collect();
     edit(plan, &metadata, |text| {
-        let mut text = text.to_string();
-        for key in component.spec.keys.keys() {
-            text = hcl::remove_data_entry(&text, key).map_err(|e| invalid(&metadata, e))?;
-        }
-        for dep in component.depends_on() {
-            text = hcl::remove_depends_on(&text, &dep).map_err(|e| invalid(&metadata, e))?;
-        }
-        Ok(text)
+        hcl::remove(text, &keys, &component.depends_on()).map_err(|e| invalid(&metadata, e))
     })?;
 
     // The shared component and its keys stay while any other cell runs it.
