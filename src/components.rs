@@ -161,6 +161,7 @@ impl Adding<'_> {
     fn add(&mut self, plan: &mut Plan, name: &str) -> Result<(), CellgenError> {
         let (templates, catalog, cell) = (self.templates, self.catalog, self.cell);
         let component = catalog.get(name)?;
+        check_requires(catalog, component)?;
         let (mut config, _) = planned_config(plan)?;
         let present = cell_components(plan, &config, &cell.name)?;
         if present.contains(name) {
@@ -265,7 +266,9 @@ impl Adding<'_> {
         }
         self.stack.pop();
         self.outcome.changed.push(name.to_string());
-        validate_edits(plan, &cell.name)
+        validate_edits(plan, &cell.name)?;
+        // The component's blocks joined the stack: no address may now be declared twice.
+        crate::stack::check_addresses(plan, &cell.name)
     }
 }
 
@@ -277,6 +280,53 @@ fn validate_edits(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
         hcl::read(&text).map_err(|e| invalid(&metadata, e))?;
     }
     Ok(())
+}
+
+/// What a component requires must be components (a typo is not a missing requirement).
+fn check_requires(catalog: &Catalog, component: &Component) -> Result<(), CellgenError> {
+    for required in &component.spec.requires {
+        if !catalog.components.contains_key(required) {
+            return Err(invalid(
+                &spec_path(component),
+                format!(
+                    "`requires` lists `{required}`, which is not a component.{}",
+                    crate::suggest::hint(required, catalog.components.keys().map(String::as_str))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A component's keys are its own: a key the contract has for the base or for another
+/// component would be written twice, and removed with the wrong owner.
+fn check_key_owners(config: &Config, component: &Component) -> Result<(), CellgenError> {
+    for key in component.spec.keys.keys() {
+        let Some(spec) = config.keys.get(key) else {
+            continue;
+        };
+        if spec.component.as_deref() == Some(component.name.as_str()) {
+            continue;
+        }
+        let owner = match &spec.component {
+            Some(other) => format!("component `{other}`"),
+            None => "the base contract".to_string(),
+        };
+        return Err(invalid(
+            &spec_path(component),
+            format!(
+                "key `{key}` is already in cellgen.yaml for {owner}; a component brings keys of its own: rename it (e.g. `{}_{key}`)",
+                component.ident()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn spec_path(component: &Component) -> PathBuf {
+    Path::new(COMPONENTS_DIR)
+        .join(&component.name)
+        .join(crate::catalog::SPEC_FILE)
 }
 
 /// Removes `name` from `cell`: the exact inverse of `add`.
@@ -415,16 +465,15 @@ fn validate_component(
     config: &Config,
     component: &Component,
 ) -> Result<(), CellgenError> {
-    let spec_path = Path::new(COMPONENTS_DIR)
-        .join(&component.name)
-        .join(crate::catalog::SPEC_FILE);
+    let spec_path = spec_path(component);
     for layer in &component.spec.layers {
         if config.layer(layer).is_none() {
             return Err(invalid(
                 &spec_path,
                 format!(
-                    "layer `{layer}` is not a layer of this repository (cellgen.yaml has: {})",
-                    config.layer_names().join(", ")
+                    "layer `{layer}` is not a layer of this repository (cellgen.yaml has: {}).{}",
+                    config.layer_names().join(", "),
+                    crate::suggest::hint(layer, config.layer_names())
                 ),
             ));
         }
@@ -441,7 +490,7 @@ fn validate_component(
             }
         }
     }
-    Ok(())
+    check_key_owners(config, component)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod render;
 pub mod repo;
 pub mod scaffold;
+pub mod stack;
 pub mod state;
 pub mod substitute;
 pub mod suggest;

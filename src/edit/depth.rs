@@ -14,7 +14,7 @@ pub const MAX_DEPTH: usize = 64;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "line {line}: `[`/`{{` brackets nest more than {MAX_DEPTH} levels deep; cellgen refuses such YAML before parsing it (parsers slow down quadratically on it): flatten the structure"
+    "`[`/`{{` brackets nest more than {MAX_DEPTH} levels deep; cellgen refuses such YAML before parsing it (parsers slow down quadratically on it): flatten the structure"
 )]
 pub struct DepthError {
     pub line: usize,

@@ -158,6 +158,7 @@ pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
             "`data` is not an object literal `{ key = value, ... }`, so cellgen cannot add or remove keys in it: write the keys out as `data = { key = value }` (a `merge(...)` or a variable hides them from cellgen check too)",
         ));
     };
+    let lines = super::text::LineIndex::new(text);
     let mut entries = Vec::new();
     for (key, value) in object.iter() {
         let key_name = match key {
@@ -186,7 +187,7 @@ pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
             key: key_name,
             value: text[value_span.clone()].to_string(),
             literal,
-            line: line_number(text, key_span.start),
+            line: lines.line(key_span.start),
             key_span,
             value_span,
         });
@@ -266,6 +267,18 @@ impl CellMetadata {
 
 const LAYOUT_ADVICE: &str = "put each `key = value` of `data` on a line of its own, with the closing `}` on a line of its own";
 
+/// An edit whose result does not even read back.
+fn unreadable(text: &str, before: &CellMetadata, e: &HclEditError) -> HclEditError {
+    err(
+        text,
+        before.data_span.start,
+        format!(
+            "cellgen cannot edit this layout safely (the result would not read back: {}); {LAYOUT_ADVICE}",
+            e.message
+        ),
+    )
+}
+
 /// The edited text must hold exactly `entries` and `depends_on`, and nothing else may change.
 fn verify(
     before: &CellMetadata,
@@ -281,8 +294,7 @@ fn verify(
             format!("cellgen cannot edit this layout safely ({why}); {LAYOUT_ADVICE}"),
         )
     };
-    let after = read(&edited)
-        .map_err(|e| refuse(&format!("the result would not read back: {}", e.message)))?;
+    let after = read(&edited).map_err(|e| unreadable(text, before, &e))?;
     let got: Vec<(&str, &str)> = after
         .entries
         .iter()
@@ -346,13 +358,20 @@ pub fn add(
         }
     }
     let edited = list::apply(text, edits);
+    let after = read(&edited).map_err(|e| unreadable(text, &meta, &e))?;
+    let old_keys: Vec<String> = meta.entries.iter().map(|e| e.key.clone()).collect();
+    let style = if align::stable((text, &meta), (&edited, &after), &old_keys) {
+        style
+    } else {
+        align::Style::None
+    };
     let edited = match style {
         // The new entries join the last chain (or start one): aligned like the rest.
         align::Style::Chains => {
             let keys: Vec<String> = entries.iter().map(|(k, _)| k.clone()).collect();
-            align::realign_where(&edited, &keys)?
+            align::realign_where(&edited, &after, &keys)
         }
-        align::Style::Global => align::realign_global(&edited)?,
+        align::Style::Global => align::realign_global(&edited, &after),
         align::Style::None => edited,
     };
     let mut want: Vec<(String, String)> = meta
@@ -410,10 +429,19 @@ pub fn remove(text: &str, keys: &[String], depends_on: &[String]) -> Result<Stri
         edits.extend(l.remove(&dep_indices));
     }
     let edited = list::apply(text, edits);
-    let edited = if style == align::Style::Global && indices.len() < meta.entries.len() {
-        align::realign_global(&edited)?
+    let after = read(&edited).map_err(|e| unreadable(text, &meta, &e))?;
+    let kept: Vec<String> = meta
+        .entries
+        .iter()
+        .filter(|e| !keys.contains(&e.key))
+        .map(|e| e.key.clone())
+        .collect();
+    let edited = if !align::stable((text, &meta), (&edited, &after), &kept) {
+        edited
+    } else if style == align::Style::Global && !kept.is_empty() {
+        align::realign_global(&edited, &after)
     } else {
-        align::realign_where(&edited, &realign)?
+        align::realign_where(&edited, &after, &realign)
     };
     let want: Vec<(String, String)> = meta
         .entries

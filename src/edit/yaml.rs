@@ -54,10 +54,7 @@ fn fail_at(text: &str, offset: usize, message: impl Into<String>) -> YamlEditErr
 fn parse(text: &str) -> Result<(Document, Value), YamlEditError> {
     super::depth::check_yaml(text).map_err(|e| YamlEditError {
         line: Some(e.line),
-        message: e
-            .to_string()
-            .split_once(": ")
-            .map_or(e.to_string(), |(_, m)| m.to_string()),
+        message: e.to_string(),
     })?;
     let value = strict(text)?;
     let doc = Document::from_str(text).map_err(|e| fail(format!("not valid YAML: {e}")))?;

@@ -7,9 +7,11 @@
 //! A block aligned by hand across chains (one `=` column for every entry, comment lines
 //! between) keeps that style instead: [`Style::Global`].
 
-use super::{CellMetadata, DataEntry, HclEditError, read};
+#[cfg(test)]
+use super::read;
+use super::{CellMetadata, DataEntry};
 use crate::edit::list::{self, Edit};
-use crate::edit::text::{line_end, line_number, line_start};
+use crate::edit::text::{LineIndex, line_end, line_start};
 
 /// Column (in characters) of `offset` in its line.
 fn column(text: &str, offset: usize) -> usize {
@@ -84,8 +86,9 @@ fn chains(text: &str, meta: &CellMetadata) -> Vec<Vec<usize>> {
     let mut open = false;
     // Line of the end of the previous entry's value, and whether a chain may continue after it.
     let mut prev_end_line: Option<usize> = None;
+    let lines = LineIndex::new(text);
     for (i, e) in meta.entries.iter().enumerate() {
-        let key_line = line_number(text, e.key_span.start);
+        let key_line = lines.line(e.key_span.start);
         let starts_line = text[line_start(text, e.key_span.start)..e.key_span.start]
             .bytes()
             .all(|b| b == b' ' || b == b'\t');
@@ -110,7 +113,7 @@ fn chains(text: &str, meta: &CellMetadata) -> Vec<Vec<usize>> {
         if !one_line && !heredoc {
             open = false;
         }
-        prev_end_line = Some(line_number(text, e.value_span.end));
+        prev_end_line = Some(lines.line(e.value_span.end));
     }
     chains
 }
@@ -140,24 +143,44 @@ pub fn chains_of(text: &str, meta: &CellMetadata) -> Vec<(Vec<String>, bool)> {
         .collect()
 }
 
+/// Keys of the entries some chain holds.
+pub fn chained(text: &str, meta: &CellMetadata) -> std::collections::BTreeSet<String> {
+    chains(text, meta)
+        .into_iter()
+        .flatten()
+        .map(|i| meta.entries[i].key.clone())
+        .collect()
+}
+
+/// Whether an edit from `before` to `after` left every entry of `keys` in or out of a chain as
+/// it was. When it did not (the closing `}` moved off or onto an entry's line), re-padding
+/// could not be undone by the inverse edit, so none is done.
+pub fn stable(
+    (before, was): (&str, &CellMetadata),
+    (after, is): (&str, &CellMetadata),
+    keys: &[String],
+) -> bool {
+    let was = chained(before, was);
+    let is = chained(after, is);
+    keys.iter().all(|k| was.contains(k) == is.contains(k))
+}
+
 /// Re-pads the chains holding any of `keys` so `=` sits one column after their longest key, in
 /// one pass. Other chains keep their bytes.
-pub fn realign_where(text: &str, keys: &[String]) -> Result<String, HclEditError> {
+pub fn realign_where(text: &str, meta: &CellMetadata, keys: &[String]) -> String {
     if keys.is_empty() {
-        return Ok(text.to_string());
+        return text.to_string();
     }
-    let meta = read(text)?;
-    let chains = chains(text, &meta)
+    let chains = chains(text, meta)
         .into_iter()
         .filter(|chain| chain.iter().any(|i| keys.contains(&meta.entries[*i].key)));
-    Ok(pad(text, &meta, chains))
+    pad(text, meta, chains)
 }
 
 /// Re-pads every entry that could be aligned to one `=` column.
-pub fn realign_global(text: &str) -> Result<String, HclEditError> {
-    let meta = read(text)?;
-    let all: Vec<usize> = chains(text, &meta).into_iter().flatten().collect();
-    Ok(pad(text, &meta, std::iter::once(all)))
+pub fn realign_global(text: &str, meta: &CellMetadata) -> String {
+    let all: Vec<usize> = chains(text, meta).into_iter().flatten().collect();
+    pad(text, meta, std::iter::once(all))
 }
 
 fn pad(text: &str, meta: &CellMetadata, groups: impl Iterator<Item = Vec<usize>>) -> String {
@@ -200,7 +223,7 @@ mod tests {
         let aligned: Vec<bool> = chains_of(DATA, &meta).iter().map(|(_, a)| *a).collect();
         assert_eq!(aligned, [true, true, false, true]);
         let all: Vec<String> = meta.entries.iter().map(|e| e.key.clone()).collect();
-        let fixed = realign_where(DATA, &all).unwrap();
+        let fixed = realign_where(DATA, &meta, &all);
         assert!(fixed.contains("    g   = <<EOT\n"), "{fixed}");
         assert!(
             chains_of(&fixed, &read(&fixed).unwrap())

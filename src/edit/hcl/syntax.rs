@@ -6,7 +6,7 @@ use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Body, Structure};
 
-use crate::edit::text::line_number;
+use crate::edit::text::LineIndex;
 
 /// Deepest bracket nesting accepted in an expression (hcl-edit's own limit is lower still; this
 /// gives the clear message).
@@ -117,7 +117,8 @@ pub struct Declared {
 /// `terraform` block's `backend`/`cloud`. Two of these in one stack are a Terraform error.
 pub fn declared(text: &str, body: &Body) -> Vec<Declared> {
     let mut out = Vec::new();
-    let line = |s: Option<std::ops::Range<usize>>| line_number(text, s.map_or(0, |s| s.start));
+    let lines = LineIndex::new(text);
+    let line = |s: Option<std::ops::Range<usize>>| lines.line(s.map_or(0, |s| s.start));
     for structure in body.iter() {
         let Structure::Block(block) = structure else {
             continue;
