@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::CellgenError;
@@ -15,33 +16,52 @@ pub const CONFIG_FILE: &str = "cellgen.yaml";
 /// ConfigMap keys cellgen reserves; `schema` carries the contract's version number.
 pub const SCHEMA_KEY: &str = "schema";
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// cellgen.yaml: the repository's settings and the key contract between Terraform and Flux.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "cellgen.yaml")]
 pub struct Config {
     /// Version of the key contract; goes up by one whenever the key set changes.
     pub schema: u32,
+    /// The repository Flux syncs from.
     pub git: GitSource,
+    /// Environments a cell name may end with (<aws-region>-<environment>).
     #[serde(default = "default_environments")]
+    #[schemars(length(min = 1), inner(pattern(r"^[a-z0-9]+$")))]
     pub environments: Vec<String>,
+    /// Defaults for new cells.
     #[serde(default)]
     pub defaults: Defaults,
+    /// Settings of every cell's Terraform stack.
     #[serde(default)]
     pub terraform: TerraformSettings,
+    /// Shared layers, in order: each cell gets one Flux Kustomization per layer.
+    #[schemars(length(min = 1))]
     pub layers: Vec<Layer>,
+    /// The contract: every key of the cell-metadata ConfigMap, by name (a Flux variable name).
+    #[schemars(extend("propertyNames" = {
+        "pattern": "^[_a-zA-Z][_a-zA-Z0-9]*$",
+        "not": { "const": "schema" }
+    }))]
     pub keys: IndexMap<String, KeySpec>,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// The Git repository Flux syncs from.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitSource {
+    /// ssh:// URL of the repository (flux_bootstrap_git commits to it, the GitRepository reads it).
     pub url: String,
+    /// Branch Flux syncs from.
     #[serde(default = "default_branch")]
     pub branch: String,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// Defaults for new cells.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct Defaults {
+    /// EKS Kubernetes version of a new cell (major.minor), unless `new --kubernetes-version` says otherwise.
     #[serde(default = "default_kubernetes_version")]
     pub kubernetes_version: String,
 }
@@ -54,7 +74,8 @@ impl Default for Defaults {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+/// Settings of every cell's Terraform stack.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct TerraformSettings {
     /// S3 bucket holding every cell's state; when absent backend.tf is a partial configuration.
@@ -65,23 +86,31 @@ pub struct TerraformSettings {
     pub state_region: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// A shared layer: one Flux Kustomization per cell.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
+    /// Name of the layer's Flux Kustomization (a DNS label), e.g. controllers.
+    #[schemars(pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"))]
     pub name: String,
+    /// Directory the layer builds, relative to the repository root, without `..`.
     pub path: String,
+    /// Layers listed before this one that must be ready first (Flux `spec.dependsOn`).
     #[serde(default, rename = "dependsOn")]
     pub depends_on: Vec<String>,
     /// Health-check everything the layer applies (Flux `spec.wait`).
     #[serde(default)]
     pub wait: bool,
+    /// How often Flux reconciles the layer (Flux `spec.interval`), e.g. 10m.
     #[serde(default = "default_interval")]
     pub interval: String,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// One key of the cell-metadata ConfigMap: an identifier, never a secret.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeySpec {
+    /// What the key identifies.
     pub description: String,
     /// Sample value used by `cellgen check` wherever Terraform computes the key.
     pub example: String,

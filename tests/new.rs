@@ -21,6 +21,15 @@ fn render_tree(files: &[(&PathBuf, &Vec<u8>)]) -> String {
         let text = String::from_utf8((*bytes).clone())
             .unwrap_or_else(|_| panic!("{} is not UTF-8", path.display()));
         out.push_str(&format!("=== {} ===\n", path.display()));
+        // Editor schemas follow the config types; tests/ecosystem checks their contents.
+        if let Some(schema) = cellgen::schema::SchemaFile::ALL
+            .into_iter()
+            .find(|s| s.path() == **path)
+        {
+            assert_eq!(text, schema.json(), "{} is stale", path.display());
+            out.push_str(&format!("[`cellgen schema {}`]\n\n", schema.file_name()));
+            continue;
+        }
         out.push_str(&text.replace(version, "[VERSION]"));
         if !text.ends_with('\n') {
             out.push_str("\n[no newline at end of file]\n");

@@ -14,12 +14,7 @@ use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     if let Some(root) = Repo::find_root(&session.start) {
-        println!(
-            "{} is already a cellgen repository ({}); nothing to do.",
-            root.display(),
-            CONFIG_FILE
-        );
-        return Ok(());
+        return adopt_schemas(&root, args.dry_run);
     }
     let mut plan = Plan::new(&session.start);
     plan_scaffold(session, &args.repo, &mut plan)?;
@@ -60,7 +55,33 @@ pub fn plan_scaffold(
     for (path, contents) in files {
         plan.write(path, contents)?;
     }
+    crate::schema::plan_all(plan)?;
     Ok(settings)
+}
+
+/// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:
+/// the editor schemas in .cellgen/schemas and cellgen.yaml's line pointing at its schema.
+fn adopt_schemas(root: &Path, dry_run: bool) -> Result<()> {
+    use crate::schema::{self, SchemaFile};
+    let mut plan = Plan::new(root);
+    schema::plan_all(&mut plan)?;
+    let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
+    if let Some(text) = schema::with_modeline(&text, SchemaFile::Config, Path::new(CONFIG_FILE)) {
+        plan.write(CONFIG_FILE, text)?;
+    }
+    if plan.is_empty() {
+        println!(
+            "{} is already a cellgen repository ({}); nothing to do.",
+            root.display(),
+            CONFIG_FILE
+        );
+        return Ok(());
+    }
+    println!(
+        "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
+        root.display()
+    );
+    super::finish(&plan, dry_run)
 }
 
 fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Path) -> Result<String> {

@@ -5,16 +5,19 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
-use crate::plan::{ChangeKind, Plan};
+use crate::plan::Plan;
 use crate::prompt::{self, Prompter};
 
 mod check;
+mod completions;
 mod component;
 mod envsubst;
 mod init;
 mod list;
+mod man;
 mod new;
 mod render;
+mod schema;
 
 /// What every command gets: where it runs and how it may ask questions.
 pub struct Session {
@@ -63,13 +66,18 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
             render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Envsubst(args) => envsubst::run(args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Completions(args) => {
+            completions::run(args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Man(args) => man::run(&session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Schema(args) => schema::run(args).map(|()| std::process::ExitCode::SUCCESS),
     }
 }
 
 /// Prints the dry-run diff, or applies the plan and lists what changed.
 pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
     if dry_run {
-        print!("{}", plan.diff());
+        print!("{}", crate::color::diff(&plan.diff()));
         if plan.is_empty() {
             eprintln!("Nothing to change.");
         } else {
@@ -83,12 +91,7 @@ pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
     }
     plan.apply()?;
     for (kind, path) in plan.summary() {
-        let verb = match kind {
-            ChangeKind::Create => "created",
-            ChangeKind::Update => "updated",
-            ChangeKind::Delete => "deleted",
-        };
-        println!("  {verb:>7}  {}", path.display());
+        println!("  {}  {}", crate::color::change(kind), path.display());
     }
     Ok(())
 }

@@ -92,6 +92,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         )?;
     }
     state::track_all_edits(&mut plan, &cell.name)?;
+    crate::schema::refresh(&mut plan)?;
 
     super::finish(&plan, args.dry_run)?;
     for kept in &outcome.kept {
