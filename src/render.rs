@@ -86,6 +86,7 @@ pub fn cell_layers(root: &Path, cell: &str) -> Result<Vec<FluxLayer>, LayerError
     let dir = Path::new(crate::repo::CELLS_DIR).join(cell);
     let kustomization = dir.join("kustomization.yaml");
     let text = read(root, &kustomization)?;
+    bounded(&kustomization, &text)?;
     #[derive(Deserialize)]
     struct CellKustomization {
         #[serde(default)]
@@ -105,6 +106,7 @@ pub fn cell_layers(root: &Path, cell: &str) -> Result<Vec<FluxLayer>, LayerError
             e.message = format!("lists `{resource}`, which does not exist");
             e
         })?;
+        bounded(&file, &text)?;
         for doc in yaml_serde::Deserializer::from_str(&text) {
             let raw = RawObject::deserialize(doc).map_err(|e| yaml_error(&file, &e))?;
             if raw.kind != "Kustomization"
@@ -133,6 +135,15 @@ fn read(root: &Path, rel: &Path) -> Result<String, LayerError> {
         file: rel.to_path_buf(),
         line: None,
         message: format!("cannot read: {e}"),
+    })
+}
+
+/// libyaml's time is quadratic in bracket nesting: a deep file is refused before parsing.
+fn bounded(file: &Path, text: &str) -> Result<(), LayerError> {
+    crate::edit::depth::check_yaml(text).map_err(|e| LayerError {
+        file: file.to_path_buf(),
+        line: Some(e.line),
+        message: e.to_string(),
     })
 }
 
