@@ -67,7 +67,8 @@ pub fn run_case(case: &Case) -> Option<String> {
             let stdout = String::from_utf8_lossy(&output.stdout);
             let checking = case.args.first() == Some(&"check");
             for word in *words {
-                if !stderr.contains(word) && !(checking && stdout.contains(word)) {
+                let found = stderr.contains(word) || (checking && stdout.contains(word));
+                if !found {
                     problems.push(format!("stderr lacks `{word}`"));
                 }
             }
