@@ -383,3 +383,64 @@ impl Component {
         Ok(Some(text))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_embedded_component_takes_a_stack_name_and_the_issue_names_are_reserved() {
+        let templates = Templates::new();
+        let stack = StackFacts::from_templates(&templates).unwrap();
+        for name in Catalog::embedded(&templates).unwrap().names() {
+            assert_eq!(reserved(&templates, &stack, &name).unwrap(), None, "{name}");
+        }
+        for name in [
+            "app",
+            "app-abac",
+            "app-role",
+            "flux",
+            "cni",
+            "cluster",
+            "network",
+            "variables",
+            "versions",
+            "outputs",
+            "providers",
+            "backend",
+            "egress",
+            "cell-metadata",
+        ] {
+            assert!(reserved(&templates, &stack, name).unwrap().is_some(), "{name}");
+        }
+        assert_eq!(reserved(&templates, &stack, "billing").unwrap(), None);
+    }
+
+    #[test]
+    fn a_repository_component_waits_for_its_attachments() {
+        let component = Component {
+            name: "team-agent".into(),
+            spec: ComponentSpec {
+                description: "x".into(),
+                requires: Vec::new(),
+                layers: vec!["apps".into()],
+                keys: IndexMap::new(),
+                identity: Some(Identity {
+                    namespace: "team".into(),
+                    service_account: "agent".into(),
+                    policy_arns: Vec::new(),
+                }),
+                depends_on: vec!["module.extra".into()],
+            },
+            origin: Origin::Repository,
+        };
+        assert_eq!(
+            component.depends_on(),
+            [
+                "aws_eks_pod_identity_association.team_agent",
+                "aws_iam_role_policy_attachment.team_agent",
+                "module.extra"
+            ]
+        );
+    }
+}

@@ -130,3 +130,20 @@ pub fn check_addresses(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_come_from_the_templates() {
+        let facts = StackFacts::from_templates(&Templates::new()).unwrap();
+        for file in ["app-role", "cell-metadata", "cluster", "egress", "flux", "versions"] {
+            assert!(facts.files.contains(file), "{file}: {:?}", facts.files);
+        }
+        assert_eq!(facts.addresses["aws_iam_role.app_abac"], "app-role.tf");
+        assert_eq!(facts.addresses["module.egress_node_group"], "egress.tf");
+        assert_eq!(facts.addresses["var.name"], "variables.tf");
+        assert_eq!(facts.addresses["terraform.backend"], "backend.tf");
+    }
+}
