@@ -411,7 +411,10 @@ mod tests {
             "egress",
             "cell-metadata",
         ] {
-            assert!(reserved(&templates, &stack, name).unwrap().is_some(), "{name}");
+            assert!(
+                reserved(&templates, &stack, name).unwrap().is_some(),
+                "{name}"
+            );
         }
         assert_eq!(reserved(&templates, &stack, "billing").unwrap(), None);
     }

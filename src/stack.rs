@@ -138,7 +138,14 @@ mod tests {
     #[test]
     fn facts_come_from_the_templates() {
         let facts = StackFacts::from_templates(&Templates::new()).unwrap();
-        for file in ["app-role", "cell-metadata", "cluster", "egress", "flux", "versions"] {
+        for file in [
+            "app-role",
+            "cell-metadata",
+            "cluster",
+            "egress",
+            "flux",
+            "versions",
+        ] {
             assert!(facts.files.contains(file), "{file}: {:?}", facts.files);
         }
         assert_eq!(facts.addresses["aws_iam_role.app_abac"], "app-role.tf");
