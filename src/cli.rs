@@ -240,6 +240,18 @@ pub struct RepoArgs {
     /// S3 bucket for Terraform state (default: give it at `terraform init`).
     #[arg(long, value_name = "BUCKET")]
     pub state_bucket: Option<String>,
+
+    /// Region of the state bucket (needed with --state-bucket; the bucket is shared, so it is not a cell's region).
+    #[arg(long, value_name = "REGION")]
+    pub state_region: Option<String>,
+
+    /// IAM role that administers every cell's cluster (an EKS access entry); repeatable or comma-separated. Include the role CI applies Terraform with.
+    #[arg(long = "admin-role-arn", value_name = "ARN", value_delimiter = ',')]
+    pub admin_role_arns: Option<Vec<String>>,
+
+    /// CIDRs allowed to reach the clusters' public API endpoint, comma-separated; "" turns the public endpoint off (default: 0.0.0.0/0).
+    #[arg(long, value_name = "CIDRS", value_delimiter = ',')]
+    pub public_endpoint_cidrs: Option<Vec<String>>,
 }
 
 #[derive(Debug, Args)]
@@ -268,6 +280,10 @@ pub struct NewArgs {
     /// The cell has no egress gateway (the default without a terminal).
     #[arg(long)]
     pub no_egress_gateway: bool,
+
+    /// The cell's VPC block (default: the next free block of network.vpc_cidr_pool in cellgen.yaml).
+    #[arg(long, value_name = "CIDR")]
+    pub vpc_cidr: Option<String>,
 
     /// Components to add, comma-separated (see `cellgen list components`).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]

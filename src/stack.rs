@@ -42,8 +42,11 @@ impl StackFacts {
             environments: default_environments(),
             kubernetes_version: default_kubernetes_version(),
             state_bucket: Some("stack-state".into()),
+            state_region: Some("eu-west-2".into()),
+            admin_role_arns: vec!["arn:aws:iam::123456789012:role/admin".into()],
+            public_endpoint_cidrs: vec!["203.0.113.0/24".into()],
         };
-        let repo = scaffold::repo_files(templates, &settings, |_| false)?;
+        let (repo, _) = scaffold::repo_files(templates, &settings, |_| false)?;
         let config_text = repo
             .get(Path::new(CONFIG_FILE))
             .cloned()
@@ -55,6 +58,7 @@ impl StackFacts {
             let inputs = CellInputs {
                 kubernetes_version: default_kubernetes_version(),
                 egress_gateway,
+                vpc_cidr: "10.0.0.0/16".into(),
             };
             for (path, text) in scaffold::cell_files(templates, &config, &cell, &inputs)? {
                 if path.extension().is_none_or(|e| e != "tf") {

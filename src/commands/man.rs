@@ -23,8 +23,12 @@ pub fn run(session: &Session, args: ManArgs) -> Result<()> {
     };
     let mut pages = Vec::new();
     collect_pages(command, &mut pages)?;
-    // The pages are written like any other change: all or none, and again only if they differ.
-    let mut plan = Plan::new(session.start.join(dir));
+    // The pages are written like any other change: all or none, and again only if they differ,
+    // under the lock of the directory they go to.
+    let dir = session.start.join(dir);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let _lock = crate::lock::acquire(&dir, crate::lock::Access::Write, |_| {})?;
+    let mut plan = Plan::new(dir);
     for (name, page) in pages {
         plan.write(name, page)?;
     }

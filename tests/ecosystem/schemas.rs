@@ -101,6 +101,10 @@ fn every_generated_cellgen_yaml_validates() {
             GIT_URL,
             "--state-bucket",
             "acme-tf-state",
+            "--state-region",
+            "us-east-1",
+            "--admin-role-arn",
+            "arn:aws:iam::123456789012:role/platform-admin",
         ],
     );
     check("init --state-bucket", init.path());

@@ -293,6 +293,9 @@ const BUILTIN_ROOTS: &[&str] = &["each", "count", "path", "self", "terraform"];
 /// Resource type prefixes checked even if no provider declares them.
 const KNOWN_PROVIDERS: &[&str] = &["aws", "kubernetes", "helm", "flux"];
 
+/// Resource types Terraform itself provides (the built-in `terraform` provider).
+const BUILTIN_TYPES: &[&str] = &["terraform_data"];
+
 #[derive(Default, Debug)]
 struct Declarations {
     variables: BTreeSet<String>,
@@ -371,7 +374,11 @@ pub fn check_terraform_references(parsed: &Value) -> Vec<String> {
     prefixes.extend(d.required_providers.iter().cloned());
     prefixes.extend(d.provider_blocks.iter().map(|(_, p)| p.clone()));
 
-    for (file, kind, ty) in &d.typed {
+    for (file, kind, ty) in d
+        .typed
+        .iter()
+        .filter(|(_, _, ty)| !BUILTIN_TYPES.contains(&ty.as_str()))
+    {
         let provider = ty.split('_').next().unwrap_or(ty);
         if !d.required_providers.contains(provider) {
             problems.push(format!(
