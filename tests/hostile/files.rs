@@ -63,7 +63,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "check on a layer file nested 100,000 brackets deep",
             setup: |root| {
-                cell(root);
+                edits::fixed_layer(root);
                 let deep = format!(
                     "components: []\n  x: {}{}",
                     "[".repeat(100_000),
@@ -75,7 +75,7 @@ pub fn cases() -> Vec<Case> {
             expect: Expect::Fails {
                 code: 1,
                 words: &[
-                    "cells/eu-west-2-prod/controllers.yaml:17",
+                    "cells/eu-west-2-prod/controllers.yaml:9",
                     "nest more than 64 levels",
                 ],
             },
