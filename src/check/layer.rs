@@ -349,6 +349,10 @@ fn component_problem(
         return Some(format!("{} has no kustomization.yaml", resolved.display()));
     };
     let text = std::fs::read_to_string(&kustomization).unwrap_or_default();
+    // libyaml is quadratic in bracket nesting: a deep file is refused before parsing.
+    if let Err(e) = crate::edit::depth::check_yaml(&text) {
+        return Some(format!("{}:{}: {e}", kustomization.display(), e.line));
+    }
     let kind = yaml_serde::from_str::<yaml_serde::Value>(&text)
         .ok()
         .and_then(|v| v.get("kind").and_then(|k| k.as_str().map(String::from)));
