@@ -1,15 +1,19 @@
-//! Building with an external `kustomize build` / `kubectl kustomize`.
+//! Building with an external `kustomize build` / `kubectl kustomize`, confined.
 //!
-//! Flux appends `spec.components` to the kustomization at `spec.path` itself (and
-//! generates one when missing), so when either applies the repository is copied
-//! to a temporary directory and the copy's kustomization is edited there; the
-//! repository is never written to.
+//! The tool runs on a temporary copy holding only the files the build reads (found by
+//! `closure`, which refuses references outside the repository and symbolic links, as the
+//! native builder does): it cannot read anything else, and sees the repository as Flux's
+//! artifact has it. Flux appends `spec.components` to the kustomization at `spec.path`
+//! itself (and generates one when missing); that is done to the copy. The repository is
+//! never written to.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
+use super::closure::Closure;
+use super::fsroot::Fs;
 use super::{BuildError, Resource, flux_generate, load};
 
 fn on_path(tool: &str) -> bool {
@@ -17,7 +21,7 @@ fn on_path(tool: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()))
 }
 
-fn command_for(dir: &Path) -> Result<(Command, String), BuildError> {
+fn command_for(dir: &Path, shown_dir: &Path) -> Result<(Command, String), BuildError> {
     let (mut cmd, shown) = if on_path("kustomize") {
         let mut c = Command::new("kustomize");
         c.arg("build");
@@ -32,15 +36,15 @@ fn command_for(dir: &Path) -> Result<(Command, String), BuildError> {
             stderr: "neither kustomize nor kubectl is on PATH".into(),
         });
     };
-    // kustomize-controller builds with LoadRestrictionsNone.
+    // kustomize-controller builds with LoadRestrictionsNone; the copy holds nothing else.
     cmd.arg("--load-restrictor")
         .arg("LoadRestrictionsNone")
         .arg(dir);
     Ok((
         cmd,
         format!(
-            "{shown} --load-restrictor LoadRestrictionsNone {}",
-            dir.display()
+            "{shown} --load-restrictor LoadRestrictionsNone {} (on a copy of the files it reads)",
+            shown_dir.display()
         ),
     ))
 }
@@ -60,7 +64,11 @@ impl TempDir {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::create_dir_all(&p).map_err(|source| BuildError::Io {
+        // create_dir (not _all): fails rather than reuse anything already there.
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&p).map_err(|source| BuildError::Io {
             path: p.clone(),
             source,
         })?;
@@ -74,53 +82,42 @@ impl Drop for TempDir {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BuildError::Io { path, source }
-    };
-    std::fs::create_dir_all(to).map_err(io(to))?;
-    for entry in std::fs::read_dir(from).map_err(io(from))? {
-        let entry = entry.map_err(io(from))?;
-        let src = entry.path();
-        if entry.file_name() == ".git" {
-            continue;
+/// Copies `files` (absolute, under `root`) to the same places under `to`.
+fn copy_files(
+    root: &Path,
+    files: &std::collections::BTreeSet<PathBuf>,
+    to: &Path,
+) -> Result<(), BuildError> {
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap_or(f);
+        let dst = to.join(rel);
+        if let Some(parent) = dst.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| BuildError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
         }
-        let dst = to.join(entry.file_name());
-        let ft = entry.file_type().map_err(io(&src))?;
-        if ft.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if ft.is_symlink() && src.is_dir() {
-            // Recreating the link (rather than following it) cannot loop.
-            link_dir(&src, &dst).map_err(io(&src))?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(io(&src))?;
-        }
+        std::fs::copy(f, &dst).map_err(|source| BuildError::Io {
+            path: rel.to_path_buf(),
+            source,
+        })?;
     }
     Ok(())
 }
 
-#[cfg(unix)]
-fn link_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
-    std::os::unix::fs::symlink(std::fs::read_link(src)?, dst)
-}
-
-#[cfg(not(unix))]
-fn link_dir(src: &Path, _dst: &Path) -> std::io::Result<()> {
-    Err(std::io::Error::other(format!(
-        "cannot copy symlinked directory {}",
-        src.display()
-    )))
-}
-
 /// Writes the kustomization Flux would build into `dir` (a copy): the existing one
 /// with components appended, or a generated one.
-fn flux_kustomization(root: &Path, dir: &Path, components: &[String]) -> Result<(), BuildError> {
+fn flux_kustomization(
+    root: &Path,
+    dir: &Path,
+    copy: &Path,
+    components: &[String],
+) -> Result<(), BuildError> {
     let (file, mut k) = match load::find_kustomization(dir) {
         Some(f) => {
             let text = load::read_to_string(root, &f)?;
             let v = load::parse_one(&load::rel(root, &f), &text)?;
-            (f, v)
+            (copy.join(f.file_name().unwrap_or_default()), v)
         }
         None => {
             let res = flux_generate::resources(root, dir, &mut Default::default())?;
@@ -129,7 +126,7 @@ fn flux_kustomization(root: &Path, dir: &Path, components: &[String]) -> Result<
                 "kind": "Kustomization",
                 "resources": res,
             });
-            (dir.join("kustomization.yaml"), v)
+            (copy.join("kustomization.yaml"), v)
         }
     };
     if !components.is_empty() {
@@ -153,6 +150,50 @@ fn flux_kustomization(root: &Path, dir: &Path, components: &[String]) -> Result<
     })
 }
 
+/// The tool's raw output for what Flux would build at `path` with `components`.
+pub fn build_text(
+    repo_root: &Path,
+    path: &str,
+    components: &[String],
+) -> Result<(String, String), BuildError> {
+    let fs = Fs::new(repo_root)?;
+    let shown = PathBuf::from(path);
+    let dir = fs.resolve(&fs.root, path, &shown)?;
+    let mut closure = Closure::new(&fs);
+    closure.dir(&dir, true)?;
+    for c in components {
+        let abs = fs.resolve(&dir, c, &fs.rel(&dir.join("kustomization.yaml")))?;
+        closure.dir(&abs, false)?;
+    }
+    let tmp = TempDir::new()?;
+    copy_files(&fs.root, &closure.files, &tmp.0)?;
+    let rel = dir
+        .strip_prefix(&fs.root)
+        .unwrap_or(Path::new(path))
+        .to_path_buf();
+    let copied = tmp.0.join(&rel);
+    std::fs::create_dir_all(&copied).map_err(|source| BuildError::Io {
+        path: rel.clone(),
+        source,
+    })?;
+    if !components.is_empty() || load::find_kustomization(&copied).is_none() {
+        flux_kustomization(&fs.root, &dir, &copied, components)?;
+    }
+    let (mut cmd, shown) = command_for(&copied, &rel)?;
+    let out = cmd.output().map_err(|e| BuildError::External {
+        command: shown.clone(),
+        stderr: e.to_string(),
+    })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).replace(&*tmp.0.to_string_lossy(), "");
+        return Err(BuildError::External {
+            command: shown,
+            stderr: stderr.trim().to_string(),
+        });
+    }
+    Ok((String::from_utf8_lossy(&out.stdout).into_owned(), shown))
+}
+
 pub fn build(
     repo_root: &Path,
     path: &str,
@@ -160,32 +201,12 @@ pub fn build(
 ) -> Result<Vec<Resource>, BuildError> {
     let dir = load::normalize(&repo_root.join(path));
     let kfile = load::find_kustomization(&dir);
-    let origin = load::rel(repo_root, kfile.as_deref().unwrap_or(&dir));
-    let tmp;
-    let build_dir = if components.is_empty() && kfile.is_some() {
-        dir.clone()
-    } else {
-        tmp = TempDir::new()?;
-        copy_tree(repo_root, &tmp.0)?;
-        let copied = tmp
-            .0
-            .join(dir.strip_prefix(repo_root).unwrap_or(Path::new(path)));
-        flux_kustomization(&tmp.0, &copied, components)?;
-        copied
-    };
-    let (mut cmd, shown) = command_for(&build_dir)?;
-    let out = cmd.output().map_err(|e| BuildError::External {
-        command: shown.clone(),
-        stderr: e.to_string(),
-    })?;
-    if !out.status.success() {
-        return Err(BuildError::External {
-            command: shown,
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let docs = load::parse_docs(Path::new(&shown), &text)?;
+    let origin = load::rel(
+        repo_root,
+        kfile.as_deref().unwrap_or(&dir.join("kustomization.yaml")),
+    );
+    let (text, shown) = build_text(repo_root, path, components)?;
+    let docs = load::parse_output(Path::new(&shown), &text)?;
     Ok(docs
         .into_iter()
         .map(|object| Resource {

@@ -21,9 +21,11 @@
 //! Every fixture under tests/fixtures/kustomize is checked against `kubectl
 //! kustomize` (kustomize v5.5.0).
 
+mod closure;
 mod external;
 mod fieldspec;
 mod flux_generate;
+mod fsroot;
 mod generators;
 mod kustomization;
 mod load;
@@ -33,9 +35,15 @@ mod order;
 mod patch_json6902;
 mod patch_smp;
 mod patches;
+mod replacements;
 mod resid;
 mod select;
 mod transform;
+pub mod yaml;
+
+/// How deep kustomizations may nest (resources and components): deeper chains are refused
+/// with an error rather than risking the stack.
+pub const MAX_NESTING: usize = 100;
 
 use std::path::{Path, PathBuf};
 
@@ -94,6 +102,60 @@ pub enum BuildError {
     Patch { file: PathBuf, message: String },
     #[error("`{command}` failed: {stderr}")]
     External { command: String, stderr: String },
+    #[error("{file}: `{entry}` cannot be read: {why}; Flux refuses any path that is not in or below the repository root", file = .file.display())]
+    OutsideRoot {
+        file: PathBuf,
+        entry: String,
+        why: String,
+    },
+    #[error("{file}: `{entry}` goes through the symbolic link {link}; Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not find it (commit the file itself)", file = .file.display(), link = .link.display())]
+    Symlink {
+        file: PathBuf,
+        entry: String,
+        link: PathBuf,
+    },
+    #[error("{path} is not valid UTF-8 (first bad byte at offset {offset})", path = .path.display())]
+    NotUtf8 { path: PathBuf, offset: usize },
+    #[error("{start}: kustomizations nest more than {limit} levels deep (through {deepest}); flatten the chain", start = .start.display(), deepest = .deepest.display())]
+    TooDeep {
+        start: PathBuf,
+        deepest: PathBuf,
+        limit: usize,
+    },
+}
+
+impl BuildError {
+    /// The repository file (and line) an error is about, when it names one.
+    pub fn location(&self) -> Option<(&Path, Option<usize>)> {
+        match self {
+            BuildError::Yaml { file, line, .. } => Some((file, *line)),
+            BuildError::Unsupported { file, .. }
+            | BuildError::Invalid { file, .. }
+            | BuildError::NotKubernetes { file, .. }
+            | BuildError::MissingResource { file, .. }
+            | BuildError::DuplicateId { file, .. }
+            | BuildError::Patch { file, .. }
+            | BuildError::OutsideRoot { file, .. }
+            | BuildError::Symlink { file, .. } => Some((file, None)),
+            BuildError::Io { path, .. }
+            | BuildError::MissingComponent { path }
+            | BuildError::NotAComponent { path, .. }
+            | BuildError::NotUtf8 { path, .. } => Some((path, None)),
+            BuildError::TooDeep { start, .. } => Some((start, None)),
+            BuildError::External { .. } => None,
+        }
+    }
+}
+
+/// The raw `kustomize build` / `kubectl kustomize` output for what Flux would build at
+/// `path` with `components`, run on a copy of just the files it reads (tests and benches
+/// compare the native builder with it byte for byte).
+pub fn external_output(
+    repo_root: &Path,
+    path: &str,
+    components: &[String],
+) -> Result<String, BuildError> {
+    external::build_text(repo_root, path, components).map(|(text, _)| text)
 }
 
 /// Renders what kustomize-controller would apply for a Kustomization with
