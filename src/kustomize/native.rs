@@ -86,6 +86,9 @@ pub fn build(
             .and_then(|a| a.get("config.kubernetes.io/local-config"))
             .is_none_or(|v| v.as_str() == Some("false"))
     });
+    for r in &mut acc {
+        stringify_annotations(r, &top_file)?;
+    }
     order::sort(&mut acc);
     Ok(acc
         .into_iter()
@@ -95,6 +98,31 @@ pub fn build(
             patched_by: r.patched_by,
         })
         .collect())
+}
+
+/// kustomize rewrites every object's annotations from their text at the end of a build
+/// (RemoveBuildAnnotations). Values read from files already hold their text; values set
+/// since (JSON patches, replacements) print as Go would.
+fn stringify_annotations(r: &mut Res, file: &Path) -> Result<(), BuildError> {
+    let Some(Value::Object(ann)) = r.obj.pointer_mut("/metadata/annotations") else {
+        return Ok(());
+    };
+    for (k, v) in ann.iter_mut() {
+        let text = match &*v {
+            Value::String(_) => continue,
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) if !n.is_f64() => n.to_string(),
+            Value::Object(_) | Value::Array(_) => String::new(),
+            _ => {
+                return Err(BuildError::Unsupported {
+                    file: file.to_path_buf(),
+                    field: format!("annotation `{k}` set to a float or null after loading"),
+                });
+            }
+        };
+        *v = Value::String(text);
+    }
+    Ok(())
 }
 
 fn is_remote(entry: &str) -> bool {

@@ -179,13 +179,52 @@ impl V3<'_> {
                             "line {line}: mapping key \"{key}\" already defined"
                         )));
                     }
-                    let v = self.value(pair[1], depth + 1)?;
+                    let v = if self.folded_bug
+                        && depth == 1
+                        && key == "annotations"
+                        && self.in_metadata(i)
+                    {
+                        self.annotations(pair[1])?
+                    } else {
+                        self.value(pair[1], depth + 1)?
+                    };
                     m.insert(key, v);
                 }
                 Ok(Value::Object(m))
             }
             Kind::Alias(_) => Err(LoadError::Unsupported("an unexpanded alias".into())),
         }
+    }
+
+    /// Whether mapping `i` is the document's top-level `metadata`.
+    fn in_metadata(&self, i: usize) -> bool {
+        let Kind::Map(top) = &self.doc.nodes[self.doc.root].kind else {
+            return false;
+        };
+        top.chunks(2)
+            .any(|p| p[1] == i && self.doc.scalar(p[0]).is_some_and(|k| k.value == "metadata"))
+    }
+
+    /// An object's annotations as kustomize prints them: it rewrites them from their text
+    /// at the end of every build (RemoveBuildAnnotations), so a scalar keeps its text as a
+    /// string and a collection becomes "".
+    fn annotations(&self, i: usize) -> Result<Value, LoadError> {
+        let Kind::Map(items) = &self.doc.nodes[i].kind else {
+            return self.value(i, 2);
+        };
+        if items.is_empty() {
+            return Ok(Value::Object(Map::new()));
+        }
+        let mut m = Map::new();
+        for pair in items.chunks(2) {
+            let key = self.key(pair[0])?;
+            let v = match &self.doc.nodes[pair[1]].kind {
+                Kind::Scalar(s) => s.value.clone(),
+                _ => String::new(),
+            };
+            m.insert(key, Value::String(v));
+        }
+        Ok(Value::Object(m))
     }
 
     /// A mapping key: go-yaml decodes a map with any non-string key into a type
