@@ -38,6 +38,7 @@ mod patches;
 mod replacements;
 mod resid;
 mod select;
+mod smp_schema;
 mod transform;
 pub mod yaml;
 

@@ -124,8 +124,8 @@ fn apply_smp(
         if allow.name || allow.kind {
             r.store_previous_id();
         }
-        let (group, kind) = (r.group().to_string(), r.kind().to_string());
-        let keep = patch_smp::apply(&mut r.obj, doc, &group, &kind).map_err(|e| match e {
+        let (av, kind) = (r.api_version().to_string(), r.kind().to_string());
+        let keep = patch_smp::apply(&mut r.obj, doc, &av, &kind).map_err(|e| match e {
             patch_smp::SmpError::Invalid(m) => patch_err(source, m),
             patch_smp::SmpError::Unsupported(field) => BuildError::Unsupported {
                 file: source.to_path_buf(),
