@@ -1,7 +1,7 @@
 //! The native builder: kustomize's accumulate-then-transform recursion
 //! (api/internal/target/kusttarget.go) for the supported feature set.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -28,7 +28,7 @@ struct Built {
     resources: Vec<Res>,
     refs: Vec<NameBackRef>,
     /// Every directory entered while building it, for kustomize's cycle check.
-    dirs: Vec<PathBuf>,
+    dirs: HashSet<PathBuf>,
 }
 
 pub struct Builder<'a> {
@@ -40,7 +40,7 @@ pub struct Builder<'a> {
     /// Kustomization directories being built, outermost first.
     chain: Vec<PathBuf>,
     /// Directories entered, per open sub-build (for `Built::dirs`).
-    entered: Vec<Vec<PathBuf>>,
+    entered: Vec<HashSet<PathBuf>>,
     built: HashMap<PathBuf, Built>,
 }
 
@@ -136,7 +136,7 @@ fn is_remote(entry: &str) -> bool {
 
 /// Appends `new` to `acc`, rejecting ids already present (resWrangler.Append).
 pub fn append(acc: &mut Vec<Res>, new: Vec<Res>, file: &Path) -> Result<(), BuildError> {
-    let mut seen: std::collections::HashSet<_> = acc.iter().map(Res::id_key).collect();
+    let mut seen: HashSet<_> = acc.iter().map(Res::id_key).collect();
     for r in new {
         if !seen.insert(r.id_key()) {
             return Err(BuildError::DuplicateId {
@@ -264,7 +264,7 @@ impl Builder<'_> {
     ) -> Result<PathBuf, BuildError> {
         self.chain.push(dir.to_path_buf());
         for e in &mut self.entered {
-            e.push(dir.to_path_buf());
+            e.insert(dir.to_path_buf());
         }
         let res = self.accumulate_inner(dir, extra_components, acc, role);
         self.chain.pop();
@@ -286,7 +286,7 @@ impl Builder<'_> {
             return Ok(b.resources);
         }
         let refs_before = self.custom_refs.len();
-        self.entered.push(Vec::new());
+        self.entered.push(HashSet::new());
         let mut sub = Vec::new();
         let res = self.accumulate(abs, &[], &mut sub, Role::Resource);
         let dirs = self.entered.pop().unwrap_or_default();
