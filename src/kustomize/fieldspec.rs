@@ -154,7 +154,7 @@ fn filter(
 /// kustomize's built-in field specs, by section (namePrefix, commonLabels, ...), and its
 /// built-in name references (target kind → referring fields).
 pub struct Builtin {
-    pub sections: Map<String, Value>,
+    pub sections: std::collections::HashMap<String, Vec<FieldSpec>>,
     pub name_refs: Vec<NameBackRef>,
 }
 
@@ -193,13 +193,26 @@ pub fn builtin() -> &'static Builtin {
             .ok()
             .flatten()
             .unwrap_or(Value::Null);
-        let sections = v.as_object().cloned().unwrap_or_default();
-        let name_refs = sections
+        let raw = v.as_object().cloned().unwrap_or_default();
+        let name_refs = raw
             .get("nameReference")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .map(NameBackRef::from_value)
+            .collect();
+        let sections = raw
+            .iter()
+            .filter(|(k, _)| *k != "nameReference")
+            .map(|(k, v)| {
+                let specs = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(FieldSpec::from_value)
+                    .collect();
+                (k.clone(), specs)
+            })
             .collect();
         Builtin {
             sections,
@@ -209,15 +222,8 @@ pub fn builtin() -> &'static Builtin {
 }
 
 /// The built-in field specs of a section.
-pub fn section(name: &str) -> Vec<FieldSpec> {
-    builtin()
-        .sections
-        .get(name)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(FieldSpec::from_value)
-        .collect()
+pub fn section(name: &str) -> &'static [FieldSpec] {
+    builtin().sections.get(name).map_or(&[], Vec::as_slice)
 }
 
 #[cfg(test)]

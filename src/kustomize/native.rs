@@ -42,6 +42,8 @@ pub struct Builder<'a> {
     /// Directories entered, per open sub-build (for `Built::dirs`).
     entered: Vec<HashSet<PathBuf>>,
     built: HashMap<PathBuf, Built>,
+    /// Sub-kustomizations built once already: a second listing keeps its result.
+    built_once: HashSet<PathBuf>,
 }
 
 pub fn build(
@@ -65,6 +67,7 @@ pub fn build(
         chain: Vec::new(),
         entered: Vec::new(),
         built: HashMap::new(),
+        built_once: HashSet::new(),
     };
     let mut acc = Vec::new();
     let top_file = b.accumulate(&dir, components, &mut acc, Role::Top)?;
@@ -76,8 +79,14 @@ pub fn build(
         r.set_id(None, Some(&name));
         r.needs_hash = false;
     }
-    let mut refs = fieldspec::builtin().name_refs.clone();
-    namerefs::merge_refs(&mut refs, &b.custom_refs);
+    let builtin = &fieldspec::builtin().name_refs;
+    let refs: std::borrow::Cow<[NameBackRef]> = if b.custom_refs.is_empty() {
+        std::borrow::Cow::Borrowed(builtin)
+    } else {
+        let mut all = builtin.clone();
+        namerefs::merge_refs(&mut all, &b.custom_refs);
+        std::borrow::Cow::Owned(all)
+    };
     namerefs::fix(&mut acc, &refs, &top_file)?;
     // Objects annotated config.kubernetes.io/local-config (any value but "false") are
     // dropped from the output (IgnoreLocal).
@@ -291,15 +300,19 @@ impl Builder<'_> {
         let res = self.accumulate(abs, &[], &mut sub, Role::Resource);
         let dirs = self.entered.pop().unwrap_or_default();
         res?;
-        let refs = self.custom_refs[refs_before..].to_vec();
-        self.built.insert(
-            abs.to_path_buf(),
-            Built {
-                resources: sub.clone(),
-                refs,
-                dirs,
-            },
-        );
+        // Keep a copy only once a directory is listed a second time (a shared base): each
+        // is then built at most twice, and a tree without sharing copies nothing.
+        if !self.built_once.insert(abs.to_path_buf()) {
+            let refs = self.custom_refs[refs_before..].to_vec();
+            self.built.insert(
+                abs.to_path_buf(),
+                Built {
+                    resources: sub.clone(),
+                    refs,
+                    dirs,
+                },
+            );
+        }
         Ok(sub)
     }
 

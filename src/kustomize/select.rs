@@ -13,6 +13,23 @@ use super::resid::Res;
 /// one of them accepts (class set operations, nested classes, `\<`, `\Q`, flags beyond
 /// `imsU`, counts over 1000) are reported.
 pub fn go_regex(pattern: &str) -> Result<regex::Regex, String> {
+    // Builds use the same few patterns over and over (image names, patch targets).
+    static CACHE: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, regex::Regex>>,
+    > = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(re) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(pattern) {
+        return Ok(re.clone());
+    }
+    let re = compile_go_regex(pattern)?;
+    let mut map = cache.lock().unwrap_or_else(|p| p.into_inner());
+    if map.len() < 4096 {
+        map.insert(pattern.to_string(), re.clone());
+    }
+    Ok(re)
+}
+
+fn compile_go_regex(pattern: &str) -> Result<regex::Regex, String> {
     let mut out = String::with_capacity(pattern.len() + 8);
     let chars: Vec<char> = pattern.chars().collect();
     let mut i = 0;

@@ -69,7 +69,7 @@ pub fn namespace(resources: &mut [Res], ns: &str, file: &Path) -> Result<(), Bui
             }
         }
         let r = &mut resources[i];
-        for spec in &specs {
+        for spec in specs {
             let is_name = spec.path == ["metadata", "name"];
             if is_name && av != "v1" || !spec.applies_to(r) {
                 continue;
@@ -111,7 +111,7 @@ pub fn prefix_suffix(
         if skips_prefix(r) {
             continue;
         }
-        for spec in &specs {
+        for spec in specs {
             let org = r.org_id();
             if !(spec.kind.is_empty() || spec.kind == org.kind)
                 || !(spec.group.is_empty() || spec.group == r.group())
@@ -185,28 +185,30 @@ pub fn labels(resources: &mut [Res], k: &Kustomization, file: &Path) -> Result<(
         m.iter().map(|(a, b)| (a.clone(), b.clone())).collect()
     };
     for l in &k.labels {
-        let specs = if l.include_selectors {
+        let metadata_only;
+        let specs: &[FieldSpec] = if l.include_selectors {
             fieldspec::section("commonLabels")
         } else if l.include_templates {
             fieldspec::section("templateLabels")
         } else {
-            vec![FieldSpec {
+            metadata_only = [FieldSpec {
                 group: String::new(),
                 version: String::new(),
                 kind: String::new(),
                 path: vec!["metadata".into(), "labels".into()],
                 create: true,
-            }]
+            }];
+            &metadata_only
         };
         let pairs = to_pairs(&l.pairs);
         for r in resources.iter_mut() {
-            add_pairs(r, &specs, &pairs, file)?;
+            add_pairs(r, specs, &pairs, file)?;
         }
     }
     let specs = fieldspec::section("commonLabels");
     let pairs = to_pairs(&k.common_labels);
     for r in resources.iter_mut() {
-        add_pairs(r, &specs, &pairs, file)?;
+        add_pairs(r, specs, &pairs, file)?;
     }
     Ok(())
 }
@@ -226,7 +228,7 @@ pub fn annotations(
         .collect();
     let specs = fieldspec::section("commonAnnotations");
     for r in resources.iter_mut() {
-        add_pairs(r, &specs, &pairs, file)?;
+        add_pairs(r, specs, &pairs, file)?;
     }
     Ok(())
 }
@@ -240,7 +242,7 @@ pub fn replicas(
     let specs = fieldspec::section("replicas");
     for rep in replicas {
         let mut found = false;
-        for spec in &specs {
+        for spec in specs {
             for r in resources.iter_mut() {
                 let cur = r.cur_id();
                 let named = std::iter::once(&cur).chain(&r.history).any(|id| {

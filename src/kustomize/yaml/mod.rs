@@ -157,7 +157,7 @@ impl V3<'_> {
                     text = v.into();
                 }
                 let tag = if s.explicit || s.style != ScalarStyle::Plain {
-                    s.tag.as_str()
+                    s.tag.as_ref()
                 } else {
                     ""
                 };
@@ -313,7 +313,7 @@ impl V2<'_> {
         match &node.kind {
             Kind::Scalar(s) => {
                 let tag = if s.explicit || s.style != ScalarStyle::Plain {
-                    s.tag.as_str()
+                    s.tag.as_ref()
                 } else {
                     ""
                 };

@@ -16,7 +16,7 @@ pub struct Scalar {
     pub style: ScalarStyle,
     /// The tag go-yaml's parser gives the node (short form): explicit, or `!!str` for a
     /// quoted/block scalar, `!!merge` for a plain `<<`, else resolved from the text.
-    pub tag: String,
+    pub tag: std::borrow::Cow<'static, str>,
     /// Whether the tag was written in the document.
     pub explicit: bool,
 }
@@ -39,6 +39,8 @@ pub struct Node {
 pub struct Doc {
     pub nodes: Vec<Node>,
     pub root: usize,
+    /// Whether the document has aliases or merge keys (else DeAnchor changes nothing).
+    pub needs_deanchor: bool,
     /// Node budget: copies made for aliases may not exceed it (billion laughs).
     budget: usize,
 }
@@ -79,6 +81,7 @@ pub fn parse_first(text: &str, v2: bool) -> Result<Option<Doc>, LoadError> {
     let mut doc = Doc {
         nodes: Vec::new(),
         root: 0,
+        needs_deanchor: false,
         budget: 100_000 + 16 * text.len(),
     };
     let mut anchors: HashMap<String, usize> = HashMap::new();
@@ -101,6 +104,7 @@ pub fn parse_first(text: &str, v2: bool) -> Result<Option<Doc>, LoadError> {
                         message: format!("unknown anchor '{name}' referenced"),
                     });
                 };
+                doc.needs_deanchor = true;
                 let open = |o: &Open| matches!(o, Open::Seq(i) | Open::Map(i) if *i == target);
                 if stack.iter().any(open) {
                     return Err(LoadError::Fails(format!(
@@ -122,10 +126,10 @@ pub fn parse_first(text: &str, v2: bool) -> Result<Option<Doc>, LoadError> {
                 style,
             } => {
                 let explicit = tag.as_deref().is_some_and(|t| t != "!");
-                let tag = match tag.filter(|t| t != "!") {
-                    Some(t) => resolve::short_tag(&t),
-                    None if style != ScalarStyle::Plain => STR.to_string(),
-                    None => resolve::implicit_tag(&value, v2).to_string(),
+                let tag: std::borrow::Cow<'static, str> = match tag.filter(|t| t != "!") {
+                    Some(t) => resolve::short_tag(&t).into(),
+                    None if style != ScalarStyle::Plain => STR.into(),
+                    None => resolve::implicit_tag(&value, v2).into(),
                 };
                 let s = Scalar {
                     value,
@@ -232,26 +236,30 @@ impl Doc {
                 "aliases nest deeper than {MAX_DEPTH} levels"
             )));
         }
-        match self.nodes[i].kind.clone() {
-            Kind::Scalar(_) => Ok(i),
-            Kind::Alias(target) => {
+        let alias_target = match &self.nodes[i].kind {
+            Kind::Scalar(_) => return Ok(i),
+            Kind::Alias(target) => Some(*target),
+            _ => None,
+        };
+        match (alias_target, &self.nodes[i].kind) {
+            (Some(target), _) => {
                 let resolved = self.deanchor(target, depth + 1)?;
                 self.copy(resolved)
             }
-            Kind::Map(_) => {
+            (None, Kind::Map(_)) => {
                 let to_merge = self.remove_merge_tags(i)?;
                 if !to_merge.is_empty() {
                     self.merge_all(i, &to_merge)?;
                 }
                 self.deanchor_children(i, depth)
             }
-            Kind::Seq(_) => self.deanchor_children(i, depth),
+            _ => self.deanchor_children(i, depth),
         }
     }
 
     fn deanchor_children(&mut self, i: usize, depth: usize) -> Result<usize, LoadError> {
-        let items = match &self.nodes[i].kind {
-            Kind::Seq(items) | Kind::Map(items) => items.clone(),
+        let items = match &mut self.nodes[i].kind {
+            Kind::Seq(items) | Kind::Map(items) => std::mem::take(items),
             _ => return Ok(i),
         };
         let mut out = Vec::with_capacity(items.len());
