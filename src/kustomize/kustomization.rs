@@ -83,6 +83,17 @@ fn is_zero(key: &str, v: &Value) -> bool {
     }
 }
 
+fn strip_nulls(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            m.values_mut().for_each(strip_nulls);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_nulls),
+        _ => {}
+    }
+}
+
 /// A `replacements` entry: inline, or a file of replacements (`path`).
 #[derive(Debug, Default, Clone)]
 pub struct ReplacementField {
@@ -319,6 +330,9 @@ impl Kustomization {
                 });
             }
         }
+        // encoding/json leaves a field at its zero value for a null.
+        let mut v = v;
+        strip_nulls(&mut v);
         let raw_empty = v.as_object().is_some_and(|m| {
             m.iter()
                 .all(|(k, val)| k == "apiVersion" || k == "kind" || is_zero(k, val))

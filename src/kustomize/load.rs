@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::BuildError;
-use super::yaml::{self, LoadError};
+use super::yaml::{self, JsonPath, LoadError, Seg};
 
 pub use super::fsroot::normalize;
 
@@ -128,18 +128,40 @@ fn validate(file: &Path, obj: &Value) -> Result<(), BuildError> {
 /// re-emission, appended after the file's other objects), and every object needs a kind
 /// and a name.
 pub fn parse_objects(file: &Path, text: &str) -> Result<Vec<Value>, BuildError> {
+    Ok(parse_objects_marked(file, text)?
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect())
+}
+
+/// `parse_objects`, with where each object holds nulls written without text (see
+/// yaml::KDoc::to_json_marked).
+pub fn parse_objects_marked(
+    file: &Path,
+    text: &str,
+) -> Result<Vec<(Value, Vec<JsonPath>)>, BuildError> {
     let err = |e| load_error(file, e);
     let docs = yaml::kio_documents(text).map_err(err)?;
-    let mut queue: std::collections::VecDeque<Value> = Default::default();
+    let mut queue: std::collections::VecDeque<(Value, Vec<JsonPath>)> = Default::default();
     for doc in &docs {
-        let v = doc.to_json(true).map_err(err)?;
+        let (v, marks) = doc.to_json_marked(true).map_err(err)?;
         let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
         let unwrap = doc.only_document
             && matches!(kind, "List" | "ResourceList")
             && (v.get("items").is_some() || v.get("functionConfig").is_some());
         if unwrap {
             match v.get("items") {
-                Some(Value::Array(items)) => queue.extend(items.iter().cloned()),
+                Some(Value::Array(items)) => {
+                    for (n, item) in items.iter().enumerate() {
+                        let prefix = [Seg::Key("items".into()), Seg::Index(n)];
+                        let own = marks
+                            .iter()
+                            .filter(|m| m.starts_with(&prefix))
+                            .map(|m| m[2..].to_vec())
+                            .collect();
+                        queue.push_back((item.clone(), own));
+                    }
+                }
                 None | Some(Value::Null) => {}
                 Some(_) => {
                     return Err(BuildError::Unsupported {
@@ -152,13 +174,13 @@ pub fn parse_objects(file: &Path, text: &str) -> Result<Vec<Value>, BuildError> 
         }
         if kind.ends_with("List") && v.get("items").is_some() {
             // kustomize decodes list items from the nodes, without go-yaml's re-emission.
-            queue.push_back(doc.to_json(false).map_err(err)?);
+            queue.push_back((doc.to_json(false).map_err(err)?, Vec::new()));
         } else {
-            queue.push_back(v);
+            queue.push_back((v, marks));
         }
     }
     let mut out = Vec::new();
-    while let Some(v) = queue.pop_front() {
+    while let Some((v, marks)) = queue.pop_front() {
         if v.is_null() {
             continue;
         }
@@ -166,7 +188,7 @@ pub fn parse_objects(file: &Path, text: &str) -> Result<Vec<Value>, BuildError> 
         if kind.ends_with("List") && v.get("items").is_some() {
             match &v["items"] {
                 Value::Null => {}
-                Value::Array(items) => queue.extend(items.iter().cloned()),
+                Value::Array(items) => queue.extend(items.iter().map(|i| (i.clone(), Vec::new()))),
                 _ => {
                     return Err(not_k8s(file, format!("expected array in {kind}/items")));
                 }
@@ -174,7 +196,7 @@ pub fn parse_objects(file: &Path, text: &str) -> Result<Vec<Value>, BuildError> 
             continue;
         }
         validate(file, &v)?;
-        out.push(v);
+        out.push((v, marks));
     }
     Ok(out)
 }

@@ -35,6 +35,8 @@ pub struct Builder<'a> {
     pub fs: &'a Fs,
     /// Parsed resource files, so each file is parsed once per build.
     parsed: HashMap<PathBuf, Vec<Value>>,
+    /// Where parsed objects hold nulls written without text, by file.
+    marks: HashMap<PathBuf, Vec<Vec<super::yaml::JsonPath>>>,
     /// nameReference entries of `configurations` from every level, merged at the end.
     custom_refs: Vec<NameBackRef>,
     /// Kustomization directories being built, outermost first.
@@ -63,6 +65,7 @@ pub fn build(
     let mut b = Builder {
         fs: &fs,
         parsed: HashMap::new(),
+        marks: HashMap::new(),
         custom_refs: Vec::new(),
         chain: Vec::new(),
         entered: Vec::new(),
@@ -113,6 +116,15 @@ pub fn build(
 /// (RemoveBuildAnnotations). Values read from files already hold their text; values set
 /// since (JSON patches, replacements) print as Go would.
 fn stringify_annotations(r: &mut Res, file: &Path) -> Result<(), BuildError> {
+    // Removing the origin annotations (ClearAnnotation) drops an annotations field left
+    // empty or null.
+    if let Some(Value::Object(meta)) = r.obj.get_mut("metadata")
+        && meta
+            .get("annotations")
+            .is_some_and(|a| a.is_null() || a.as_object().is_some_and(|m| m.is_empty()))
+    {
+        meta.remove("annotations");
+    }
     let Some(Value::Object(ann)) = r.obj.pointer_mut("/metadata/annotations") else {
         return Ok(());
     };
@@ -180,14 +192,28 @@ impl Builder<'_> {
         }
     }
 
-    fn objects(&mut self, abs: &Path) -> Result<Vec<Value>, BuildError> {
-        if let Some(v) = self.parsed.get(abs) {
-            return Ok(v.clone());
+    /// The objects of a resource file, as resources originating there.
+    fn objects(&mut self, abs: &Path) -> Result<Vec<Res>, BuildError> {
+        let origin = self.rel(abs);
+        if !self.parsed.contains_key(abs) {
+            let text = self.fs.read_text(abs)?;
+            let (objs, marks): (Vec<_>, Vec<_>) = load::parse_objects_marked(&origin, &text)?
+                .into_iter()
+                .unzip();
+            self.parsed.insert(abs.to_path_buf(), objs);
+            self.marks.insert(abs.to_path_buf(), marks);
         }
-        let text = self.fs.read_text(abs)?;
-        let objs = load::parse_objects(&self.rel(abs), &text)?;
-        self.parsed.insert(abs.to_path_buf(), objs.clone());
-        Ok(objs)
+        let objs = &self.parsed[abs];
+        let marks = self.marks.get(abs);
+        Ok(objs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let mut r = Res::new(o.clone(), origin.clone());
+                r.empty_nulls = marks.and_then(|m| m.get(i)).cloned().unwrap_or_default();
+                r
+            })
+            .collect())
     }
 
     /// The kustomization file of `dir` (kustomize refuses a directory with two).
@@ -350,12 +376,7 @@ impl Builder<'_> {
             let abs = self.resolve(dir, entry, &file)?;
             match self.fs.entry(&abs, &file, entry)? {
                 Entry::File => {
-                    let origin = self.rel(&abs);
-                    let objs = self.objects(&abs)?;
-                    let new = objs
-                        .into_iter()
-                        .map(|o| Res::new(o, origin.clone()))
-                        .collect();
+                    let new = self.objects(&abs)?;
                     append(acc, new, &file)?;
                 }
                 Entry::Dir => {

@@ -18,6 +18,7 @@ pub enum SmpError {
 pub type SmpResult<T> = Result<T, SmpError>;
 
 use super::smp_schema::{self, Cursor};
+use super::yaml::{JsonPath, Seg};
 
 /// How a list field merges.
 enum ListMerge {
@@ -25,6 +26,48 @@ enum ListMerge {
     Keys(&'static [&'static str]),
     /// Scalars unioned, patch values first (e.g. finalizers).
     Union,
+}
+
+/// kyaml's merge walks the object it patches (every mapping field, and the elements of
+/// lists its schema merges) and drops fields whose value is a null written without text
+/// (`key:`); a `null` or `~` it keeps. `paths` are where the object had such nulls when read.
+pub fn drop_empty_nulls(obj: &mut Value, paths: &[JsonPath], api_version: &str, kind: &str) {
+    let root = smp_schema::root(api_version, kind);
+    'paths: for path in paths {
+        let Some((Seg::Key(last), parents)) = path.split_last() else {
+            continue;
+        };
+        // Only fields reached through mappings and merged lists are walked.
+        let mut cursor = root;
+        let mut list_merges = false;
+        let mut cur = &mut *obj;
+        for seg in parents {
+            match (seg, cur) {
+                (Seg::Key(k), Value::Object(m)) => {
+                    let f = smp_schema::field(cursor, k);
+                    cursor = f.map_or(Cursor::None, |f| f.target);
+                    list_merges = f.is_some_and(|f| f.merge_keys.is_some());
+                    let Some(next) = m.get_mut(k) else {
+                        continue 'paths;
+                    };
+                    cur = next;
+                }
+                (Seg::Index(i), Value::Array(items)) if list_merges => {
+                    list_merges = false;
+                    let Some(next) = items.get_mut(*i) else {
+                        continue 'paths;
+                    };
+                    cur = next;
+                }
+                _ => continue 'paths,
+            }
+        }
+        if let Value::Object(m) = cur
+            && m.get(last).is_some_and(Value::is_null)
+        {
+            m.remove(last);
+        }
+    }
 }
 
 /// Applies `patch` to `obj`. Returns Ok(false) when the patch deletes the object.

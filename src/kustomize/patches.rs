@@ -125,6 +125,7 @@ fn apply_smp(
             r.store_previous_id();
         }
         let (av, kind) = (r.api_version().to_string(), r.kind().to_string());
+        patch_smp::drop_empty_nulls(&mut r.obj, &std::mem::take(&mut r.empty_nulls), &av, &kind);
         let keep = patch_smp::apply(&mut r.obj, doc, &av, &kind).map_err(|e| match e {
             patch_smp::SmpError::Invalid(m) => patch_err(source, m),
             patch_smp::SmpError::Unsupported(field) => BuildError::Unsupported {
@@ -188,6 +189,8 @@ fn apply_json(
         if store_prev {
             r.store_previous_id();
         }
+        // The JSON round trip writes every null as `null`, which merges then keep.
+        r.empty_nulls.clear();
         let (kind, name) = (r.kind().to_string(), r.name().to_string());
         patch_json6902::apply(&mut r.obj, ops)
             .map_err(|m| patch_err(source, format!("JSON patch on {kind} {name}: {m}")))?;

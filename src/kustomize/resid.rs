@@ -32,6 +32,9 @@ pub struct Res {
     pub needs_hash: bool,
     /// Generator behavior (create, merge, replace) while it is being absorbed.
     pub behavior: Option<String>,
+    /// Where the object holds nulls written without text, until a strategic merge patch
+    /// drops them (see patch_smp::drop_empty_nulls).
+    pub empty_nulls: Vec<super::yaml::JsonPath>,
 }
 
 impl Res {
@@ -45,6 +48,7 @@ impl Res {
             suffixes: Vec::new(),
             needs_hash: false,
             behavior: None,
+            empty_nulls: Vec::new(),
         }
     }
 

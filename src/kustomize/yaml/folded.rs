@@ -8,9 +8,6 @@
 
 use super::events::{Event, Parser};
 
-/// Where go-yaml's emitter folds long lines (best_width).
-const BEST_WIDTH: usize = 80;
-
 fn is_break(c: char) -> bool {
     matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
 }
@@ -46,9 +43,9 @@ fn block_allowed(value: &str) -> bool {
     true
 }
 
-/// The value a folded scalar has after kustomize's emit-and-read. `depth` is the node's
-/// nesting depth, bounding its indentation when go-yaml folds long lines.
-pub fn roundtrip(value: &str, depth: usize) -> Result<String, String> {
+/// The value a folded scalar has after kustomize's emit-and-read. (go-yaml v3 emits without
+/// a line width, so long lines are never folded.)
+pub fn roundtrip(value: &str) -> Result<String, String> {
     if !block_allowed(value) {
         // Emitted double-quoted, which reads back unchanged.
         return Ok(value.to_string());
@@ -56,7 +53,6 @@ pub fn roundtrip(value: &str, depth: usize) -> Result<String, String> {
     if value.contains(['\u{2028}', '\u{2029}']) {
         return Err("a folded scalar containing a Unicode line separator".into());
     }
-    width_folding_is_safe(value, depth)?;
     let text = emit(value);
     let mut parser = Parser::new(&text);
     loop {
@@ -70,27 +66,8 @@ pub fn roundtrip(value: &str, depth: usize) -> Result<String, String> {
     }
 }
 
-/// go-yaml folds a line longer than 80 columns at a space by writing a line break, which
-/// reads back as a space unless the line is more indented or the next character is a tab.
-/// Those cases depend on the exact column; refuse them when the column could exceed 80.
-fn width_folding_is_safe(value: &str, depth: usize) -> Result<(), String> {
-    // The scalar's indentation is at most two columns per level, plus the "- " of lists.
-    let indent = 2 * depth + 4;
-    for line in value.split('\n') {
-        let more_indented = line.starts_with(is_blank);
-        let chars: Vec<char> = line.chars().collect();
-        for (col, w) in chars.windows(2).enumerate() {
-            let risky = w[0] == ' ' && w[1] != ' ' && (more_indented || w[1] == '\t');
-            if risky && indent + col + 1 > BEST_WIDTH {
-                return Err("a long more-indented line in a folded scalar".into());
-            }
-        }
-    }
-    Ok(())
-}
-
 /// `k: >` + the value as go-yaml v3's yaml_emitter_write_folded_scalar writes it (with its
-/// `k := 0`), at indentation 2, without width folding.
+/// `k := 0`), at indentation 2.
 fn emit(value: &str) -> String {
     let chars: Vec<char> = value.chars().collect();
     let mut out = String::from("k: >");
@@ -140,7 +117,7 @@ mod tests {
     fn more_indented_lines_gain_an_empty_line() {
         let v = "first line\n  more indented\nback\n";
         assert_eq!(
-            roundtrip(v, 2).unwrap(),
+            roundtrip(v).unwrap(),
             "first line\n\n  more indented\nback\n"
         );
     }
@@ -148,19 +125,19 @@ mod tests {
     #[test]
     fn ordinary_folded_values_round_trip() {
         for v in ["a b c\n", "a\nb\n", "a\n\nb", "x"] {
-            assert_eq!(roundtrip(v, 1).unwrap(), v, "{v:?}");
+            assert_eq!(roundtrip(v).unwrap(), v, "{v:?}");
         }
         // Kept trailing breaks gain one too (checked against kubectl kustomize).
-        assert_eq!(roundtrip("a\n\n\n", 1).unwrap(), "a\n\n\n\n");
+        assert_eq!(roundtrip("a\n\n\n").unwrap(), "a\n\n\n\n");
     }
 
     #[test]
     fn a_leading_blank_joins_ordinary_lines() {
-        assert_eq!(roundtrip(" x\ny\nz\n", 1).unwrap(), " x\ny z\n");
+        assert_eq!(roundtrip(" x\ny\nz\n").unwrap(), " x\ny z\n");
     }
 
     #[test]
     fn trailing_space_is_emitted_quoted() {
-        assert_eq!(roundtrip("a\n  b \n", 1).unwrap(), "a\n  b \n");
+        assert_eq!(roundtrip("a\n  b \n").unwrap(), "a\n  b \n");
     }
 }

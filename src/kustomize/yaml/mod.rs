@@ -125,12 +125,22 @@ impl KDoc {
     /// The document as kustomize's final JSON (`MarshalJSON`). `folded_bug` is false where
     /// kustomize decodes the nodes without re-emitting them (items of List kinds).
     pub fn to_json(&self, folded_bug: bool) -> Result<Value, LoadError> {
+        self.to_json_marked(folded_bug).map(|(v, _)| v)
+    }
+
+    /// The JSON, and where it holds nulls written with no text at all (`key:`): kyaml's
+    /// strategic merge drops those from the objects it merges into, and keeps other nulls.
+    pub fn to_json_marked(&self, folded_bug: bool) -> Result<(Value, Vec<JsonPath>), LoadError> {
         let conv = V3 {
             doc: &self.doc,
             folded_bug,
+            path: Default::default(),
+            empty_nulls: Default::default(),
         };
-        conv.value(self.doc.root, 0)
-            .map_err(|e| shift(e, self.line_offset))
+        let v = conv
+            .value(self.doc.root, 0)
+            .map_err(|e| shift(e, self.line_offset))?;
+        Ok((v, conv.empty_nulls.into_inner()))
     }
 
     /// Whether the document is a mapping (objects are; a JSON patch list is not).
@@ -139,9 +149,20 @@ impl KDoc {
     }
 }
 
+/// A step into a JSON value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+pub type JsonPath = Vec<Seg>;
+
 struct V3<'a> {
     doc: &'a Doc,
     folded_bug: bool,
+    path: std::cell::RefCell<JsonPath>,
+    empty_nulls: std::cell::RefCell<Vec<JsonPath>>,
 }
 
 impl V3<'_> {
@@ -151,7 +172,7 @@ impl V3<'_> {
             Kind::Scalar(s) => {
                 let mut text = std::borrow::Cow::Borrowed(s.value.as_str());
                 if self.folded_bug && s.style == ScalarStyle::Folded {
-                    let v = folded::roundtrip(&s.value, depth).map_err(|what| {
+                    let v = folded::roundtrip(&s.value).map_err(|what| {
                         LoadError::Unsupported(format!("line {}: {what}", node.line))
                     })?;
                     text = v.into();
@@ -162,13 +183,29 @@ impl V3<'_> {
                     ""
                 };
                 let r = resolve::resolve(tag, &text, false);
-                scalar_json(r, node.line)
+                let v = scalar_json(r, node.line)?;
+                if self.folded_bug
+                    && v.is_null()
+                    && s.value.is_empty()
+                    && s.style == ScalarStyle::Plain
+                    && !s.explicit
+                {
+                    self.empty_nulls
+                        .borrow_mut()
+                        .push(self.path.borrow().clone());
+                }
+                Ok(v)
             }
-            Kind::Seq(items) => items
-                .iter()
-                .map(|&c| self.value(c, depth + 1))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Value::Array),
+            Kind::Seq(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (n, &c) in items.iter().enumerate() {
+                    self.path.borrow_mut().push(Seg::Index(n));
+                    let v = self.value(c, depth + 1);
+                    self.path.borrow_mut().pop();
+                    out.push(v?);
+                }
+                Ok(Value::Array(out))
+            }
             Kind::Map(items) => {
                 let mut m = Map::new();
                 for pair in items.chunks(2) {
@@ -179,16 +216,18 @@ impl V3<'_> {
                             "line {line}: mapping key \"{key}\" already defined"
                         )));
                     }
+                    self.path.borrow_mut().push(Seg::Key(key.clone()));
                     let v = if self.folded_bug
                         && depth == 1
                         && key == "annotations"
                         && self.in_metadata(i)
                     {
-                        self.annotations(pair[1])?
+                        self.annotations(pair[1])
                     } else {
-                        self.value(pair[1], depth + 1)?
+                        self.value(pair[1], depth + 1)
                     };
-                    m.insert(key, v);
+                    self.path.borrow_mut().pop();
+                    m.insert(key, v?);
                 }
                 Ok(Value::Object(m))
             }
@@ -438,6 +477,13 @@ mod tests {
             ));
         }
         assert!(matches!(kio_documents(&t), Err(LoadError::Fails(_))));
+    }
+
+    #[test]
+    fn marks_nulls_written_without_text() {
+        let d = kio_documents("a:\n  e:\n  n: null\n  l: [x, ]\n").unwrap();
+        let (_, m) = d[0].to_json_marked(true).unwrap();
+        assert_eq!(m, vec![vec![Seg::Key("a".into()), Seg::Key("e".into())]]);
     }
 
     #[test]
