@@ -259,7 +259,15 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
 ];
 
 pub fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
-    CLUSTER_SCOPED.contains(&(api_version, kind))
+    // Most objects are of a kind the table does not hold at all.
+    let candidate = matches!(
+        kind.as_bytes().first(),
+        Some(b'A' | b'C' | b'F' | b'I' | b'M' | b'N' | b'P' | b'R' | b'S' | b'V')
+    );
+    candidate
+        && CLUSTER_SCOPED
+            .iter()
+            .any(|&(av, k)| k == kind && av == api_version)
 }
 
 /// kustomize's ResId.EffectiveNamespace.

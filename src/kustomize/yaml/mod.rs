@@ -108,10 +108,12 @@ pub fn kio_documents(text: &str) -> Result<Vec<KDoc>, LoadError> {
         if doc.scalar(doc.root).is_some_and(|s| s.tag == "!!null") {
             continue;
         }
-        let root = doc
-            .deanchor(doc.root, 0)
-            .map_err(|e| shift(e, part.line_offset))?;
-        doc.root = root;
+        if doc.needs_deanchor {
+            let root = doc
+                .deanchor(doc.root, 0)
+                .map_err(|e| shift(e, part.line_offset))?;
+            doc.root = root;
+        }
         out.push(KDoc {
             doc,
             only_document: only,

@@ -131,6 +131,7 @@ pub fn parse_first(text: &str, v2: bool) -> Result<Option<Doc>, LoadError> {
                     None if style != ScalarStyle::Plain => STR.into(),
                     None => resolve::implicit_tag(&value, v2).into(),
                 };
+                doc.needs_deanchor |= tag == MERGE;
                 let s = Scalar {
                     value,
                     style,
