@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cell::CellName;
@@ -19,35 +20,52 @@ pub const COMPONENTS_DIR: &str = "components";
 pub const SPEC_FILE: &str = "component.yaml";
 const EMBEDDED_PREFIX: &str = "components/";
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+/// components/<name>/component.yaml: an optional add-on a cell can run.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "component.yaml")]
 pub struct ComponentSpec {
+    /// One line: what the component does.
     pub description: String,
+    /// Other components that must run in the same cell.
     #[serde(default)]
     pub requires: Vec<String>,
+    /// Layers (from cellgen.yaml) the component adds to: one Kustomize Component directory each, components/<name>/<layer>/.
+    #[schemars(length(min = 1))]
     pub layers: Vec<String>,
+    /// ConfigMap keys the component's manifests use beyond the base keys, by name (a Flux variable name).
     #[serde(default)]
+    #[schemars(extend("propertyNames" = { "pattern": "^[_a-zA-Z][_a-zA-Z0-9]*$" }))]
     pub keys: IndexMap<String, ComponentKey>,
+    /// The AWS identity (EKS Pod Identity) of the component; omit it when it needs no AWS permissions.
     #[serde(default)]
     pub identity: Option<Identity>,
+    /// What kubernetes_config_map_v1.cell_metadata must wait for (the identity's Terraform addresses).
     #[serde(default)]
     pub depends_on: Vec<String>,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+/// A ConfigMap key a component brings into the contract.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ComponentKey {
+    /// What the key identifies.
     pub description: String,
+    /// Sample value `cellgen check` uses wherever Terraform computes the key.
     pub example: String,
     /// Expression written into cell-metadata.tf's data.
     pub terraform: String,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+/// The component's EKS Pod Identity: cellgen writes its IAM role, policy attachments and association.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Identity {
+    /// Namespace of the component's service account.
     pub namespace: String,
+    /// Service account the role is associated with.
     pub service_account: String,
+    /// ARNs of managed IAM policies attached to the role.
     #[serde(default)]
     pub policy_arns: Vec<String>,
 }
@@ -74,6 +92,27 @@ pub struct Catalog {
 impl Catalog {
     /// Embedded components, then the repository's (read through the plan, so planned files count).
     pub fn load(templates: &Templates, plan: &Plan) -> Result<Catalog, CellgenError> {
+        let Catalog { mut components } = Catalog::embedded(templates)?;
+        for dir in crate::repo::list_dirs(&plan.root().join(COMPONENTS_DIR))? {
+            let path = Path::new(COMPONENTS_DIR).join(&dir).join(SPEC_FILE);
+            if let Some(text) = plan.read(&path)? {
+                let spec = parse_spec(&text, &path)?;
+                validate_name(&dir, &path)?;
+                components.insert(
+                    dir.clone(),
+                    Component {
+                        name: dir,
+                        spec,
+                        origin: Origin::Repository,
+                    },
+                );
+            }
+        }
+        Ok(Catalog { components })
+    }
+
+    /// The components embedded in cellgen alone (outside any repository).
+    pub fn embedded(templates: &Templates) -> Result<Catalog, CellgenError> {
         let mut components = BTreeMap::new();
         for name in templates.names_under(EMBEDDED_PREFIX) {
             let Some(component) = name
@@ -92,21 +131,6 @@ impl Catalog {
                     origin: Origin::Embedded,
                 },
             );
-        }
-        for dir in crate::repo::list_dirs(&plan.root().join(COMPONENTS_DIR))? {
-            let path = Path::new(COMPONENTS_DIR).join(&dir).join(SPEC_FILE);
-            if let Some(text) = plan.read(&path)? {
-                let spec = parse_spec(&text, &path)?;
-                validate_name(&dir, &path)?;
-                components.insert(
-                    dir.clone(),
-                    Component {
-                        name: dir,
-                        spec,
-                        origin: Origin::Repository,
-                    },
-                );
-            }
         }
         Ok(Catalog { components })
     }

@@ -23,6 +23,16 @@ pub struct Cli {
     #[arg(long, global = true, env = "CELLGEN_NO_INPUT", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_input: bool,
 
+    /// When to colour the output (and draw progress bars in colour).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    pub color: ColorChoice,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -36,7 +46,7 @@ pub enum Command {
     /// Add an optional component to a cell: its Flux Components, IAM identity and ConfigMap keys.
     AddComponent(ComponentArgs),
     /// Remove a component from a cell: the exact inverse of add-component.
-    RemoveComponent(ComponentArgs),
+    RemoveComponent(RemoveComponentArgs),
     /// List cells and the components each runs, or (`list components`) the component catalog.
     List(ListArgs),
     /// Render every layer of every cell offline, in strict mode, and check the key contract.
@@ -45,6 +55,54 @@ pub enum Command {
     Render(RenderArgs),
     /// Flux's variable substitution on stdin, to stdout (variables from the environment and --from).
     Envsubst(EnvsubstArgs),
+    /// Print a shell completion script (install it as the README says).
+    Completions(CompletionsArgs),
+    /// Print the man page, or write one page per subcommand with --out-dir.
+    Man(ManArgs),
+    /// Print the JSON Schema of cellgen.yaml or of a component.yaml (what editors validate against).
+    Schema(SchemaArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when writing to a terminal and NO_COLOR is not set.
+    Auto,
+    /// Always colour, even through a pipe and with NO_COLOR set.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write cellgen.1 and one cellgen-<command>.1 per subcommand into DIR instead of printing cellgen.1.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+/// The files cellgen publishes a JSON Schema for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaTarget {
+    /// The repository's settings and key contract.
+    #[value(name = "cellgen.yaml")]
+    CellgenYaml,
+    /// A repository-defined component: components/<name>/component.yaml.
+    #[value(name = "component.yaml")]
+    ComponentYaml,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file's schema to print.
+    #[arg(value_enum, value_name = "FILE")]
+    pub file: SchemaTarget,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -112,6 +170,7 @@ pub struct EnvsubstArgs {
     pub from: Vec<PathBuf>,
 }
 
+/// `add-component`.
 #[derive(Debug, Args)]
 pub struct ComponentArgs {
     /// Component name, e.g. karpenter (see `cellgen list components`).
@@ -124,6 +183,22 @@ pub struct ComponentArgs {
     /// Also add the components this one requires.
     #[arg(long)]
     pub with_requirements: bool,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `remove-component` removes only the named component (what it required stays; what requires
+/// it is an error), so it has no --with-requirements.
+#[derive(Debug, Args)]
+pub struct RemoveComponentArgs {
+    /// Component name, e.g. karpenter (see `cellgen list components`).
+    pub name: String,
+
+    /// The cell (default: the cell of the current directory, else the only cell).
+    #[arg(long, value_name = "CELL")]
+    pub cell: Option<String>,
 
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
@@ -165,6 +240,18 @@ pub struct RepoArgs {
     /// S3 bucket for Terraform state (default: give it at `terraform init`).
     #[arg(long, value_name = "BUCKET")]
     pub state_bucket: Option<String>,
+
+    /// Region of the state bucket (needed with --state-bucket; the bucket is shared, so it is not a cell's region).
+    #[arg(long, value_name = "REGION")]
+    pub state_region: Option<String>,
+
+    /// IAM role that administers every cell's cluster (an EKS access entry); repeatable or comma-separated. Include the role CI applies Terraform with.
+    #[arg(long = "admin-role-arn", value_name = "ARN", value_delimiter = ',')]
+    pub admin_role_arns: Option<Vec<String>>,
+
+    /// CIDRs allowed to reach the clusters' public API endpoint, comma-separated; "" turns the public endpoint off (default: 0.0.0.0/0).
+    #[arg(long, value_name = "CIDRS", value_delimiter = ',')]
+    pub public_endpoint_cidrs: Option<Vec<String>>,
 }
 
 #[derive(Debug, Args)]
@@ -187,12 +274,16 @@ pub struct NewArgs {
     pub kubernetes_version: Option<String>,
 
     /// The cell has an egress gateway (egress.tf, Cilium egress gateway nodes).
-    #[arg(long, overrides_with = "no_egress_gateway")]
+    #[arg(long, conflicts_with = "no_egress_gateway")]
     pub egress_gateway: bool,
 
     /// The cell has no egress gateway (the default without a terminal).
     #[arg(long)]
     pub no_egress_gateway: bool,
+
+    /// The cell's VPC block (default: the next free block of network.vpc_cidr_pool in cellgen.yaml).
+    #[arg(long, value_name = "CIDR")]
+    pub vpc_cidr: Option<String>,
 
     /// Components to add, comma-separated (see `cellgen list components`).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]

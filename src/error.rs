@@ -79,6 +79,60 @@ pub enum CellgenError {
 
     #[error("template {name}: {message}")]
     Template { name: String, message: String },
+
+    #[error(
+        "{} is {}, outside the repository {}: cellgen never reads or writes outside the repository root. {}",
+        path.display(),
+        target.as_ref().map_or("a path".to_string(), |t| format!("a symbolic link to {}", t.display())),
+        root.display(),
+        if target.is_some() { "Replace the link with the directory or file itself (or point it inside the repository); nothing was written" } else { "nothing was written" }
+    )]
+    OutsideRoot {
+        path: PathBuf,
+        target: Option<PathBuf>,
+        root: PathBuf,
+    },
+
+    #[error(
+        "{}: not valid UTF-8 at line {line}, column {column} (byte {byte}): cellgen reads and edits text files as UTF-8; convert the file to UTF-8",
+        path.display()
+    )]
+    NotUtf8 {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        byte: usize,
+    },
+
+    #[error(
+        "the repository {} is in use by another cellgen: {holder}. cellgen waited {waited_secs} s for it; run the command again once that one has finished (set CELLGEN_LOCK_WAIT=<seconds> to wait longer)",
+        root.display()
+    )]
+    Locked {
+        root: PathBuf,
+        holder: String,
+        waited_secs: u64,
+    },
+
+    #[error("cannot lock the repository {}", root.display())]
+    Lock {
+        root: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error(
+        "interrupted by {}: {}",
+        crate::signals::name(*signal),
+        if *applied { "every change had already been written (the whole plan is applied)" } else { "every change was rolled back; the repository is as it was" }
+    )]
+    Interrupted { signal: i32, applied: bool },
+
+    #[error(
+        "{}: an interrupted cellgen left this record of a half-applied change, and it cannot be repaired: {message}. Nothing else was done; fix the cause and run cellgen again (if cellgen did not write this file, move it away: cellgen keeps its journal there)",
+        path.display()
+    )]
+    Recovery { path: PathBuf, message: String },
 }
 
 impl CellgenError {
@@ -90,6 +144,8 @@ impl CellgenError {
             | CellgenError::InvalidFlag { .. }
             | CellgenError::UnknownCell { .. }
             | CellgenError::UnknownComponent { .. } => 2,
+            // Like a shell: 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
+            CellgenError::Interrupted { signal, .. } => 128u8.saturating_add(*signal as u8),
             _ => 1,
         }
     }

@@ -1,17 +1,34 @@
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
-    let cli = cellgen::cli::Cli::parse();
+    restore_sigpipe();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let matches = cellgen::cli::Cli::command()
+        .color(cellgen::color::clap_choice(&args))
+        .get_matches_from(args);
+    let cli = cellgen::cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    cellgen::color::init(cli.color);
     match cellgen::commands::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("{} {err:#}", cellgen::color::error_label());
             let code = err
                 .downcast_ref::<cellgen::error::CellgenError>()
                 .map_or(1, |e| e.exit_code());
             ExitCode::from(code)
         }
+    }
+}
+
+/// `cellgen list | head` must end quietly, as other Unix tools do, not panic in `println!`. Rust
+/// ignores SIGPIPE by default; restore the default action. Applies never write to stdout, and
+/// the journal repairs an interrupted one anyway.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first in main, before any thread exists; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

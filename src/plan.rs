@@ -2,16 +2,20 @@
 //! all or none. A failed apply puts back every file and directory as it was.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::CellgenError;
+use crate::fsguard::{FileStyle, Root};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct FileChange {
+    /// The file as it was on disk (LF line endings), or None.
     before: Option<String>,
     after: Option<String>,
+    /// How the file was stored (CRLF, mode): a rewrite keeps it.
+    style: FileStyle,
+    /// Where the file really is, relative to the canonical root (links inside the root followed).
+    real: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,22 +26,27 @@ pub enum ChangeKind {
 }
 
 /// Pending changes to files under `root`, keyed by path relative to it.
-#[derive(Debug)]
+///
+/// Text goes in and out with LF line endings: a file stored with CRLF is read as LF and written
+/// back with CRLF (every line), and a rewritten file keeps its permission bits, so editors never
+/// deal with either. Every path is resolved inside the root (`crate::fsguard`): a symbolic link
+/// out of the repository is an error naming it, for reads as for writes.
+#[derive(Debug, Clone)]
 pub struct Plan {
-    root: PathBuf,
+    root: Root,
     changes: BTreeMap<PathBuf, FileChange>,
 }
 
 impl Plan {
     pub fn new(root: impl Into<PathBuf>) -> Plan {
         Plan {
-            root: root.into(),
+            root: Root::new(root),
             changes: BTreeMap::new(),
         }
     }
 
     pub fn root(&self) -> &Path {
-        &self.root
+        self.root.given()
     }
 
     /// The file as it will be after the plan: planned content, else what is on disk.
@@ -45,15 +54,25 @@ impl Plan {
         let rel = rel.as_ref();
         match self.changes.get(rel) {
             Some(change) => Ok(change.after.clone()),
-            None => read_optional(&self.root.join(rel)),
+            None => self.read_on_disk(rel),
         }
     }
 
+    /// The file as it is on disk now, whatever the plan says.
+    pub fn read_on_disk(&self, rel: impl AsRef<Path>) -> Result<Option<String>, CellgenError> {
+        Ok(self.root.read(rel.as_ref())?.map(|t| t.text))
+    }
+
+    /// Whether the file will exist after the plan. A path that leads out of the repository does
+    /// not exist for cellgen (writing it is the error that names the link).
     pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
         let rel = rel.as_ref();
         match self.changes.get(rel) {
             Some(change) => change.after.is_some(),
-            None => self.root.join(rel).exists(),
+            None => self
+                .root
+                .resolve(rel)
+                .is_ok_and(|real| std::fs::symlink_metadata(real).is_ok()),
         }
     }
 
@@ -78,8 +97,30 @@ impl Plan {
             change.after = after;
             return Ok(());
         }
-        let before = read_optional(&self.root.join(&rel))?;
-        self.changes.insert(rel, FileChange { before, after });
+        let real = self.root.resolve(&rel)?;
+        let real = real
+            .strip_prefix(self.root.canonical())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| rel.clone());
+        if real.as_os_str().is_empty() {
+            return Err(CellgenError::InvalidFile {
+                path: self.root().to_path_buf(),
+                message: "is the repository root; cellgen writes files, not the root itself".into(),
+            });
+        }
+        let (before, style) = match self.root.read(&rel)? {
+            Some(text) => (Some(text.text), text.style),
+            None => (None, FileStyle::default()),
+        };
+        self.changes.insert(
+            rel,
+            FileChange {
+                before,
+                after,
+                style,
+                real,
+            },
+        );
         Ok(())
     }
 
@@ -99,6 +140,25 @@ impl Plan {
 
     pub fn is_empty(&self) -> bool {
         self.effective().next().is_none()
+    }
+
+    /// Every path the plan has been given, changed or not, with its contents after it.
+    pub fn planned(&self) -> impl Iterator<Item = (&Path, Option<&str>)> {
+        self.changes
+            .iter()
+            .map(|(path, change)| (path.as_path(), change.after.as_deref()))
+    }
+
+    /// Paths the plan writes or deletes, with their contents after it (None: deleted).
+    pub fn changed(&self) -> impl Iterator<Item = (&Path, Option<&str>)> {
+        self.effective()
+            .map(|(path, change)| (path.as_path(), change.after.as_deref()))
+    }
+
+    /// The file as it was on disk when the plan first touched it (None if it was not there or
+    /// the plan has not touched it).
+    pub fn original(&self, rel: impl AsRef<Path>) -> Option<Option<&str>> {
+        self.changes.get(rel.as_ref()).map(|c| c.before.as_deref())
     }
 
     fn effective(&self) -> impl Iterator<Item = (&PathBuf, &FileChange)> {
@@ -140,172 +200,59 @@ impl Plan {
         out
     }
 
-    /// Writes every change atomically: each file goes to a temporary file in its own directory and
-    /// is renamed into place; if anything fails, what was already replaced is restored.
+    /// Writes every change all or nothing, through the journal (`crate::journal`): a failure, or
+    /// SIGINT/SIGTERM/SIGHUP, leaves every file as it was; SIGKILL leaves a journal the next
+    /// cellgen command repairs. Needs the repository's write lock (`crate::lock`), taken by
+    /// `commands::run` before the command read anything.
     pub fn apply(&self) -> Result<(), CellgenError> {
-        let mut journal = Journal::default();
-        match self.apply_with(&mut journal) {
-            Ok(()) => {
-                journal.commit();
-                Ok(())
-            }
-            Err(err) => {
-                journal.rollback();
-                Err(err)
-            }
+        if !crate::lock::holds_write(self.root.canonical()) {
+            return Err(CellgenError::InvalidFile {
+                path: self.root().to_path_buf(),
+                message: "internal error: a plan was applied without the repository's write lock; nothing was written".into(),
+            });
         }
-    }
-
-    fn apply_with(&self, journal: &mut Journal) -> Result<(), CellgenError> {
-        // Stage everything first: most failures (permissions, a file where a directory should be)
-        // happen here, before a single user file has changed.
-        let mut staged = Vec::new();
-        for (rel, change) in self.effective() {
-            let target = self.root.join(rel);
-            if let Some(after) = &change.after {
-                let dir = target.parent().unwrap_or(&self.root);
-                journal.create_dirs(dir)?;
-                let tmp = temp_path(&target);
-                write_new(&tmp, after).map_err(|source| CellgenError::Write {
-                    path: target.clone(),
-                    source,
-                })?;
-                journal.temps.push(tmp.clone());
-                staged.push((target, Some(tmp), change));
-            } else {
-                staged.push((target, None, change));
-            }
-        }
-        for (target, tmp, change) in staged {
-            match tmp {
-                Some(tmp) => {
-                    fs::rename(&tmp, &target).map_err(|source| CellgenError::Write {
-                        path: target.clone(),
-                        source,
-                    })?;
-                    journal.temps.retain(|t| t != &tmp);
-                }
-                None => {
-                    fs::remove_file(&target).map_err(|source| CellgenError::Write {
-                        path: target.clone(),
-                        source,
-                    })?;
-                    remove_empty_parents(&target, &self.root);
-                }
-            }
-            journal.replaced.push((target, change.before.clone()));
-        }
-        Ok(())
+        let changes: Vec<crate::journal::Change> = self
+            .effective()
+            .map(|(_, change)| crate::journal::Change {
+                path: change.real.clone(),
+                contents: change
+                    .after
+                    .as_deref()
+                    .map(|text| change.style.encode(text)),
+                mode: change.style.mode,
+                existed: change.before.is_some(),
+            })
+            .collect();
+        crate::journal::apply(self.root.canonical(), &changes)
     }
 }
 
-/// What an apply has done so far, to undo it.
-#[derive(Default)]
-struct Journal {
-    created_dirs: Vec<PathBuf>,
-    temps: Vec<PathBuf>,
-    replaced: Vec<(PathBuf, Option<String>)>,
-}
-
-impl Journal {
-    fn create_dirs(&mut self, dir: &Path) -> Result<(), CellgenError> {
-        let mut missing = Vec::new();
-        let mut cur = Some(dir);
-        while let Some(d) = cur {
-            if d.exists() {
-                break;
-            }
-            missing.push(d.to_path_buf());
-            cur = d.parent();
-        }
-        for d in missing.into_iter().rev() {
-            fs::create_dir(&d).map_err(|source| CellgenError::Write {
-                path: d.clone(),
-                source,
-            })?;
-            self.created_dirs.push(d);
-        }
-        Ok(())
-    }
-
-    fn commit(self) {}
-
-    fn rollback(self) {
-        for tmp in &self.temps {
-            let _ = fs::remove_file(tmp);
-        }
-        for (path, before) in self.replaced.iter().rev() {
-            let _ = match before {
-                Some(text) => {
-                    if let Some(parent) = path.parent() {
-                        let _ = fs::create_dir_all(parent);
-                    }
-                    fs::write(path, text)
-                }
-                None => fs::remove_file(path),
-            };
-        }
-        for dir in self.created_dirs.iter().rev() {
-            let _ = fs::remove_dir(dir);
-        }
-    }
-}
-
-fn temp_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    target.with_file_name(format!(".{name}.cellgen-{}.tmp", std::process::id()))
-}
-
-fn write_new(path: &Path, contents: &str) -> std::io::Result<()> {
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    file.write_all(contents.as_bytes())?;
-    file.sync_all()
-}
-
-/// Deleting a cell's last file should not leave empty directories behind.
-fn remove_empty_parents(path: &Path, root: &Path) {
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if d == root || !d.starts_with(root) || fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
-}
-
+/// Reads a file that is not under a plan's root (e.g. a `--values` file): UTF-8 checked, LF.
 pub fn read_optional(path: &Path) -> Result<Option<String>, CellgenError> {
-    match fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(err)
-            if matches!(
-                err.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            Ok(None)
-        }
-        Err(source) => Err(CellgenError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
+    Ok(crate::fsguard::read_text(path, path)?.map(|t| t.text))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::{self, Access};
+    use std::fs;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
 
     #[test]
     fn apply_writes_and_rolls_back_on_failure() {
         let dir = tempfile::tempdir().unwrap();
+        let _lock = lock::acquire(dir.path(), Access::Write, |_| {}).unwrap();
         fs::write(dir.path().join("keep.txt"), "old").unwrap();
-        // A file where a directory must go makes the second write fail during staging.
+        // A file where a directory must go makes the third write fail during staging.
         fs::write(dir.path().join("blocker"), "x").unwrap();
         let mut plan = Plan::new(dir.path());
         plan.write("keep.txt", "new").unwrap();
@@ -316,12 +263,41 @@ mod tests {
             fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
             "old"
         );
-        assert!(!dir.path().join("a").exists());
-        let names: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names.len(), 2, "{names:?}");
+        assert_eq!(entries(dir.path()), ["blocker", "keep.txt"]);
+    }
+
+    #[test]
+    fn apply_needs_the_write_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = Plan::new(dir.path());
+        plan.write("a.txt", "a").unwrap();
+        let err = plan.apply().unwrap_err().to_string();
+        assert!(err.contains("without the repository's write lock"), "{err}");
+        let _lock = lock::acquire(dir.path(), Access::Write, |_| {}).unwrap();
+        plan.apply().unwrap();
+        assert_eq!(entries(dir.path()), ["a.txt"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn rewrites_keep_crlf_and_the_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let _lock = lock::acquire(dir.path(), Access::Write, |_| {}).unwrap();
+        let path = dir.path().join("secret.tf");
+        fs::write(&path, "a = 1\r\nb = 2\r\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        let mut plan = Plan::new(dir.path());
+        let text = plan.read("secret.tf").unwrap().unwrap();
+        assert_eq!(text, "a = 1\nb = 2\n");
+        plan.write("secret.tf", format!("{text}c = 3\n")).unwrap();
+        plan.apply().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"a = 1\r\nb = 2\r\nc = 3\r\n");
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(entries(dir.path()), ["secret.tf"]);
     }
 
     #[test]

@@ -1,10 +1,11 @@
-//! A cellgen repository: the directory holding `cellgen.yaml`, found from a start directory upwards.
+//! A cellgen repository: the directory holding `cellgen.yaml`, found from a start directory upwards
+//! (no further than the top of the Git work tree the start directory is in).
 
 use std::path::{Path, PathBuf};
 
 use crate::config::{CONFIG_FILE, Config};
 use crate::error::CellgenError;
-use crate::plan::read_optional;
+use crate::fsguard::Root;
 
 pub const CELLS_DIR: &str = "cells";
 pub const TERRAFORM_CELLS_DIR: &str = "terraform/cells";
@@ -18,19 +19,32 @@ pub struct Repo {
 }
 
 impl Repo {
-    /// The nearest directory at or above `start` that has a cellgen.yaml, if any.
+    /// The nearest directory at or above `start` that has a cellgen.yaml, if any. The search
+    /// stops at the top of the Git work tree `start` is in (a directory with `.git`): a
+    /// cellgen.yaml above it belongs to another project, and cellgen never works outside the
+    /// repository it found.
     pub fn find_root(start: &Path) -> Option<PathBuf> {
-        start
-            .ancestors()
-            .find(|d| d.join(CONFIG_FILE).is_file())
-            .map(Path::to_path_buf)
+        for dir in start.ancestors() {
+            let config = dir.join(CONFIG_FILE);
+            if std::fs::symlink_metadata(&config).is_ok() && !config.is_dir() {
+                return Some(dir.to_path_buf());
+            }
+            if dir.join(".git").exists() {
+                return None;
+            }
+        }
+        None
     }
 
+    /// Reads `root`'s cellgen.yaml (which must not be a link out of `root`).
     pub fn open(root: &Path) -> Result<Repo, CellgenError> {
         let path = root.join(CONFIG_FILE);
-        let text = read_optional(&path)?.ok_or_else(|| CellgenError::NotARepository {
-            start: root.to_path_buf(),
-        })?;
+        let text = Root::new(root)
+            .read(Path::new(CONFIG_FILE))?
+            .map(|t| t.text)
+            .ok_or_else(|| CellgenError::NotARepository {
+                start: root.to_path_buf(),
+            })?;
         let config = Config::parse(&text, &path)?;
         Ok(Repo {
             root: root.to_path_buf(),

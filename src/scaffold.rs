@@ -24,27 +24,65 @@ pub struct RepoSettings {
     pub environments: Vec<String>,
     pub kubernetes_version: String,
     pub state_bucket: Option<String>,
+    /// Region of `state_bucket`; set whenever the bucket is.
+    pub state_region: Option<String>,
+    pub admin_role_arns: Vec<String>,
+    pub public_endpoint_cidrs: Vec<String>,
 }
 
-/// The repository scaffold: cellgen.yaml, the shared layers and the CI workflow. `existing`
-/// tells which layer directories already have a kustomization.yaml: those are the user's and
-/// are left alone.
+/// The EKS AMI release a new repository pins Karpenter to outside dev (awslabs/amazon-eks-ami
+/// v20260714: AL2023 images for Kubernetes 1.30 to 1.36).
+pub const PINNED_AMI_ALIAS: &str = "al2023@v20260714";
+
+/// Karpenter's AMI alias for an environment of a new repository: Karpenter advises running
+/// `@latest` only where a bad image costs nothing, and pinning a tested release elsewhere.
+pub fn default_ami_alias(environment: &str) -> &'static str {
+    if environment == "dev" {
+        "al2023@latest"
+    } else {
+        PINNED_AMI_ALIAS
+    }
+}
+
+/// The repository scaffold: cellgen.yaml, the shared layers and the CI workflow, without the
+/// files that already exist (`existing`): cellgen never overwrites a file it did not create.
+/// Those are returned as kept, and so is a layer directory's kustomization.yaml, whose whole
+/// directory is then the user's and left alone.
 pub fn repo_files(
     templates: &Templates,
     settings: &RepoSettings,
     existing: impl Fn(&Path) -> bool,
-) -> Result<Files, CellgenError> {
+) -> Result<(Files, Vec<PathBuf>), CellgenError> {
+    #[derive(Serialize)]
+    struct AmiAlias<'a> {
+        environment: &'a str,
+        alias: &'static str,
+    }
     #[derive(Serialize)]
     struct Context<'a> {
         #[serde(flatten)]
         settings: &'a RepoSettings,
         cellgen_version: &'static str,
+        vpc_cidr_pool: String,
+        vpc_prefix_length: u8,
+        karpenter_ami_aliases: Vec<AmiAlias<'a>>,
     }
     let context = Context {
         settings,
         cellgen_version: VERSION,
+        vpc_cidr_pool: crate::config::default_vpc_cidr_pool(),
+        vpc_prefix_length: crate::config::default_vpc_prefix_length(),
+        karpenter_ami_aliases: settings
+            .environments
+            .iter()
+            .map(|env| AmiAlias {
+                environment: env,
+                alias: default_ami_alias(env),
+            })
+            .collect(),
     };
     let mut files = Files::new();
+    let mut kept: Vec<PathBuf> = Vec::new();
     for name in templates.names_under("repo/") {
         let rel = PathBuf::from(name.trim_start_matches("repo/"));
         let layer_dir = rel
@@ -53,13 +91,20 @@ pub fn repo_files(
         if let Some(dir) = layer_dir
             && existing(&dir.join("kustomization.yaml"))
         {
+            let own = dir.join("kustomization.yaml");
+            if !kept.contains(&own) {
+                kept.push(own);
+            }
             continue;
         }
-        if rel == Path::new(CONFIG_FILE) || rel.starts_with(".github") || !existing(&rel) {
+        if existing(&rel) {
+            kept.push(rel);
+        } else {
             files.insert(rel, templates.produce(&name, &context)?);
         }
     }
-    Ok(files)
+    kept.sort();
+    Ok((files, kept))
 }
 
 /// What the name does not say about a cell.
@@ -67,6 +112,8 @@ pub fn repo_files(
 pub struct CellInputs {
     pub kubernetes_version: String,
     pub egress_gateway: bool,
+    /// The cell's own VPC block (see `cidr`), recorded in its terraform.tfvars.
+    pub vpc_cidr: String,
 }
 
 #[derive(Serialize)]
@@ -92,11 +139,14 @@ struct CellContext<'a> {
     environments: &'a [String],
     kubernetes_version: &'a str,
     egress_gateway: bool,
+    vpc_cidr: &'a str,
     git_url: &'a str,
     git_branch: &'a str,
     state_bucket: Option<&'a str>,
-    state_region: &'a str,
+    state_region: Option<&'a str>,
     layers: Vec<LayerContext<'a>>,
+    /// Layer names in the order a tear-down deletes them: the reverse of cellgen.yaml's.
+    teardown_order: Vec<&'a str>,
     data: Vec<DataEntry>,
     data_width: usize,
     depends_on: Vec<&'static str>,
@@ -137,6 +187,14 @@ pub fn cell_files(
             value,
         });
     }
+    // The bucket is shared by every cell: its region is a repository fact, never the cell's.
+    if config.terraform.state_bucket.is_some() && config.terraform.state_region.is_none() {
+        return Err(CellgenError::MalformedConfig {
+            path: CONFIG_FILE.into(),
+            line: None,
+            message: "terraform.state_bucket is set but terraform.state_region is not: the backend needs the bucket's own region (every cell shares the bucket), so add `state_region: <bucket-region>` under `terraform:`".into(),
+        });
+    }
     let context = CellContext {
         cell: &cell.name,
         region: &cell.region,
@@ -144,14 +202,17 @@ pub fn cell_files(
         environments: &config.environments,
         kubernetes_version: &inputs.kubernetes_version,
         egress_gateway: inputs.egress_gateway,
+        vpc_cidr: &inputs.vpc_cidr,
         git_url: &config.git.url,
         git_branch: &config.git.branch,
         state_bucket: config.terraform.state_bucket.as_deref(),
-        state_region: config
-            .terraform
-            .state_region
-            .as_deref()
-            .unwrap_or(&cell.region),
+        state_region: config.terraform.state_region.as_deref(),
+        teardown_order: config
+            .layers
+            .iter()
+            .rev()
+            .map(|l| l.name.as_str())
+            .collect(),
         layers: config
             .layers
             .iter()
@@ -183,6 +244,12 @@ pub fn cell_files(
         files.insert(
             flux_dir.join(format!("{}.yaml", layer.name)),
             templates.render("cell/flux/layer.yaml", LayerOnly { layer })?,
+        );
+    }
+    if inputs.egress_gateway {
+        files.insert(
+            flux_dir.join("egress-gateway.yaml"),
+            templates.render("cell/flux/egress-gateway.yaml", &context)?,
         );
     }
     let tf_dir = cell_terraform_dir(&cell.name);

@@ -41,6 +41,9 @@ const BASE_DECLARED: &[&str] = &[
     "var.git_branch",
     "local.tags",
     "local.azs",
+    "local.settings",
+    "local.admin_role_arns",
+    "local.public_endpoint_cidrs",
     "module.eks",
     "module.vpc",
     "module.system_node_group",
@@ -504,9 +507,23 @@ fn terraform_declares_what_the_keys_name() {
     }
 }
 
-/// `module.X`, `TYPE.NAME` and `data.TYPE.NAME` of the blocks in an HCL file.
+/// `module.X`, `TYPE.NAME` and `data.TYPE.NAME` of the blocks in an HCL file, and `local.X` of
+/// its `locals` blocks.
 fn declarations(hcl: &str) -> BTreeSet<String> {
     let mut declared = BTreeSet::new();
+    let mut in_locals = false;
+    for line in hcl.lines() {
+        if line.starts_with("locals {") {
+            in_locals = true;
+        } else if line.starts_with('}') {
+            in_locals = false;
+        } else if in_locals
+            && let Some((name, _)) = line.strip_prefix("  ").and_then(|l| l.split_once('='))
+            && !name.starts_with(' ')
+        {
+            declared.insert(format!("local.{}", name.trim()));
+        }
+    }
     for line in hcl
         .lines()
         .filter(|l| !l.starts_with(' ') && !l.starts_with('#'))

@@ -21,6 +21,15 @@ fn render_tree(files: &[(&PathBuf, &Vec<u8>)]) -> String {
         let text = String::from_utf8((*bytes).clone())
             .unwrap_or_else(|_| panic!("{} is not UTF-8", path.display()));
         out.push_str(&format!("=== {} ===\n", path.display()));
+        // Editor schemas follow the config types; tests/ecosystem checks their contents.
+        if let Some(schema) = cellgen::schema::SchemaFile::ALL
+            .into_iter()
+            .find(|s| s.path() == **path)
+        {
+            assert_eq!(text, schema.json(), "{} is stale", path.display());
+            out.push_str(&format!("[`cellgen schema {}`]\n\n", schema.file_name()));
+            continue;
+        }
         out.push_str(&text.replace(version, "[VERSION]"));
         if !text.ends_with('\n') {
             out.push_str("\n[no newline at end of file]\n");
@@ -30,12 +39,17 @@ fn render_tree(files: &[(&PathBuf, &Vec<u8>)]) -> String {
     out
 }
 
-fn layer_files(cell: &str) -> Vec<PathBuf> {
+/// The files of `cells/<cell>`: one Flux Kustomization per layer, the kustomization.yaml
+/// listing them, and with an egress gateway the cell's CiliumEgressGatewayPolicy.
+fn cell_dir_files(cell: &str, egress: bool) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = LAYERS
         .iter()
         .map(|l| Path::new("cells").join(cell).join(format!("{l}.yaml")))
         .collect();
     files.push(Path::new("cells").join(cell).join("kustomization.yaml"));
+    if egress {
+        files.push(Path::new("cells").join(cell).join("egress-gateway.yaml"));
+    }
     files.sort();
     files
 }
@@ -88,8 +102,9 @@ fn golden_tree_for_two_cells_sharing_the_layers() {
     insta::assert_snapshot!("tree_us_east_1_staging_added", render_tree(&added));
 
     // Nothing of the layers is copied under cells/: a cell directory holds one Flux
-    // Kustomization per layer and the kustomization.yaml listing them.
-    for cell in [PROD, STAGING] {
+    // Kustomization per layer and the kustomization.yaml listing them (and the egress policy of
+    // a cell with an egress gateway).
+    for (cell, egress) in [(PROD, false), (STAGING, true)] {
         let in_cell: Vec<PathBuf> = second
             .keys()
             .filter(|p| p.starts_with(Path::new("cells").join(cell)))
@@ -97,7 +112,7 @@ fn golden_tree_for_two_cells_sharing_the_layers() {
             .collect();
         assert_eq!(
             in_cell,
-            layer_files(cell),
+            cell_dir_files(cell, egress),
             "unexpected files in cells/{cell}"
         );
         for layer in LAYERS {
@@ -136,20 +151,33 @@ fn every_layer_of_every_cell_builds_with_kustomize_and_uses_only_contract_keys()
     let cells = cell_names(root);
     assert_eq!(cells, [PROD, STAGING]);
     for cell in &cells {
-        // The cell directory itself: exactly one Flux Kustomization per layer.
+        // The cell directory itself: exactly one Flux Kustomization per layer, and the egress
+        // gateway policy where the cell has one.
         let cell_dir = root.join("cells").join(cell);
         let built = kustomize_build(&cell_dir).unwrap_or_else(|e| panic!("cells/{cell}: {e}"));
         let docs = parse_yaml_docs(&format!("kubectl kustomize cells/{cell}"), &built).unwrap();
-        let mut names: Vec<&str> = docs
+        let mut names: Vec<String> = docs
             .iter()
-            .map(|d| d.value["metadata"]["name"].as_str().unwrap_or_default())
+            .map(|d| {
+                format!(
+                    "{}/{}",
+                    d.value["kind"].as_str().unwrap_or_default(),
+                    d.value["metadata"]["name"].as_str().unwrap_or_default()
+                )
+            })
             .collect();
         names.sort();
-        let mut expected = LAYERS.to_vec();
+        let mut expected: Vec<String> = LAYERS
+            .iter()
+            .map(|l| format!("Kustomization/{l}"))
+            .collect();
+        if cell == STAGING {
+            expected.push("CiliumEgressGatewayPolicy/egress-gateway".into());
+        }
         expected.sort();
         assert_eq!(
             names, expected,
-            "cells/{cell} does not build to one object per layer"
+            "cells/{cell} does not build to one object per layer (and its egress policy)"
         );
         let problems = validate_flux_objects(&docs);
         assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -798,6 +826,19 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
     expect(&mut session, "Git URL Flux syncs from");
     // The scp-like form is rewritten to ssh://.
     session.send_line("git@github.com:acme/infra.git").unwrap();
+    expect(&mut session, "IAM roles that administer the clusters");
+    session
+        .send_line("arn:aws:sts::123456789012:assumed-role/admin/me")
+        .unwrap();
+    expect(&mut session, "session (assumed-role) ARN");
+    expect(&mut session, "IAM roles that administer the clusters");
+    session
+        .send_line(
+            "arn:aws:iam::123456789012:role/platform-admin, arn:aws:iam::123456789012:role/ci",
+        )
+        .unwrap();
+    expect(&mut session, "public API endpoint");
+    session.send_line("10.20.0.0/16,192.0.2.0/24").unwrap();
     expect(&mut session, "Kubernetes version");
     session.send_line("1.33").unwrap();
     expect(&mut session, "egress gateway");
@@ -820,6 +861,15 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
         config.contains("url: ssh://git@github.com/acme/infra.git"),
         "the Git URL answer is not in cellgen.yaml:\n{config}"
     );
+    for answer in [
+        "    - arn:aws:iam::123456789012:role/platform-admin\n    - arn:aws:iam::123456789012:role/ci\n",
+        "    - 10.20.0.0/16\n    - 192.0.2.0/24\n",
+    ] {
+        assert!(
+            config.contains(answer),
+            "the answer `{answer}` is not in cellgen.yaml:\n{config}"
+        );
+    }
     let tfvars = read(&root.join("terraform/cells/eu-west-2-dev/terraform.tfvars"));
     assert!(
         tfvars.contains("kubernetes_version = \"1.33\"")

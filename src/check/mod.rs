@@ -4,6 +4,7 @@
 
 pub mod contract;
 pub mod findings;
+pub mod network;
 pub mod secrets;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -34,6 +35,16 @@ pub struct CheckOptions {
 }
 
 pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Report, CellgenError> {
+    run_observed(repo, catalog, options, &mut |_, _, _| {})
+}
+
+/// `run`, telling `on_cell(done, total, cell)` before each cell is checked (for a progress bar).
+pub fn run_observed(
+    repo: &Repo,
+    catalog: &Catalog,
+    options: &CheckOptions,
+    on_cell: &mut dyn FnMut(usize, usize, &str),
+) -> Result<Report, CellgenError> {
     let all = repo.cells()?;
     for name in &options.cells {
         if !all.contains(name) {
@@ -60,7 +71,8 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
     // Whether every layer of every cell was rendered; otherwise a key may look unused only
     // because the layer that uses it was not.
     let mut complete = true;
-    for cell in &cells {
+    for (done, cell) in cells.iter().enumerate() {
+        on_cell(done, cells.len(), cell);
         let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
         let sample = contract::check_cell(
             &repo.root,
@@ -104,6 +116,7 @@ pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Rep
             );
         }
     }
+    network::check(&repo.root, &all, &cells, &mut report.findings);
     if options.cells.is_empty() && !cells.is_empty() && complete {
         let config_text = std::fs::read_to_string(repo.root.join(CONFIG_FILE)).unwrap_or_default();
         for key in repo.config.keys.keys().filter(|k| !used.contains(*k)) {

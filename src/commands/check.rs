@@ -22,9 +22,13 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
         overrides,
         mode: super::kustomize_mode(args.render.kustomize),
     };
-    let report = check::run(&repo, &catalog, &options)?;
+    let progress = crate::progress::Progress::new("cells", args.format != CheckFormat::Json);
+    let report = check::run_observed(&repo, &catalog, &options, &mut |done, total, cell| {
+        progress.step(done, total, cell)
+    })?;
+    progress.finish();
     let output = match args.format {
-        CheckFormat::Text => report.to_text(),
+        CheckFormat::Text => crate::color::check_report(&report.to_text()),
         CheckFormat::Json => report.to_json(),
         CheckFormat::Github => report.to_github(),
     };

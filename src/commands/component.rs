@@ -2,7 +2,7 @@ use anyhow::Result;
 
 use super::Session;
 use crate::catalog::Catalog;
-use crate::cli::ComponentArgs;
+use crate::cli::{ComponentArgs, RemoveComponentArgs};
 use crate::components::{self, Outcome};
 use crate::error::CellgenError;
 use crate::plan::Plan;
@@ -12,10 +12,12 @@ use crate::templates::Templates;
 
 pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
-    let cell = super::resolve_cell(session, &repo, args.cell.as_deref())?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
+    // A misspelt component fails (with did-you-mean) before anyone is asked which cell.
+    catalog.get(&args.name)?;
+    let cell = super::resolve_cell(session, &repo, args.cell.as_deref())?;
     let outcome = add_with_consent(
         session,
         &mut plan,
@@ -33,6 +35,7 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
         );
         return Ok(());
     }
+    crate::schema::refresh(&mut plan)?;
     super::finish(&plan, args.dry_run)?;
     report(&outcome, "Added", "to", &cell.name, args.dry_run);
     if !args.dry_run {
@@ -45,12 +48,13 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn remove(session: &mut Session, args: ComponentArgs) -> Result<()> {
+pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
-    let cell = super::resolve_cell(session, &repo, args.cell.as_deref())?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
+    catalog.get(&args.name)?;
+    let cell = super::resolve_cell(session, &repo, args.cell.as_deref())?;
     let outcome = components::remove(&mut plan, &templates, &catalog, &cell, &args.name)?;
     state::track_all_edits(&mut plan, &cell.name)?;
     if outcome.changed.is_empty() {
@@ -60,6 +64,7 @@ pub fn remove(session: &mut Session, args: ComponentArgs) -> Result<()> {
         );
         return Ok(());
     }
+    crate::schema::refresh(&mut plan)?;
     super::finish(&plan, args.dry_run)?;
     report(&outcome, "Removed", "from", &cell.name, args.dry_run);
     Ok(())

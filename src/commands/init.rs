@@ -14,16 +14,12 @@ use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     if let Some(root) = Repo::find_root(&session.start) {
-        println!(
-            "{} is already a cellgen repository ({}); nothing to do.",
-            root.display(),
-            CONFIG_FILE
-        );
-        return Ok(());
+        return adopt_schemas(&root, args.dry_run);
     }
     let mut plan = Plan::new(&session.start);
-    plan_scaffold(session, &args.repo, &mut plan)?;
+    let kept = plan_scaffold(session, &args.repo, &mut plan)?;
     super::finish(&plan, args.dry_run)?;
+    print_kept(&kept);
     if !args.dry_run {
         println!(
             "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."
@@ -32,35 +28,94 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     Ok(())
 }
 
-/// Adds the repository scaffold to `plan` and returns the settings it was made from.
+/// Adds the repository scaffold to `plan`; returns the scaffold paths that already exist, which
+/// are left as they are.
 pub fn plan_scaffold(
     session: &mut Session,
     args: &RepoArgs,
     plan: &mut Plan,
-) -> Result<RepoSettings> {
+) -> Result<Vec<std::path::PathBuf>> {
     let root = plan.root().to_path_buf();
-    let settings = RepoSettings {
-        git_url: resolve_git_url(session, args, &root)?,
-        git_branch: args.git_branch.clone().unwrap_or_else(|| "main".into()),
-        environments: config::default_environments(),
-        kubernetes_version: config::default_kubernetes_version(),
-        state_bucket: args.state_bucket.clone(),
-    };
-    if let Some(bucket) = &settings.state_bucket {
-        validate_bucket(bucket)?;
-    }
-    if settings.git_branch.is_empty() || settings.git_branch.contains(char::is_whitespace) {
+    let git_url = resolve_git_url(session, args, &root)?;
+    // Flux syncs the branch this repository works on: `master` after a plain `git init` on many
+    // machines, so the current branch rather than a fixed `main`.
+    let git_branch = args
+        .git_branch
+        .clone()
+        .or_else(|| current_branch(&root))
+        .unwrap_or_else(|| "main".into());
+    if git_branch.is_empty() || git_branch.contains(char::is_whitespace) {
         return Err(CellgenError::InvalidFlag {
             flag: "--git-branch".into(),
-            reason: format!("`{}` is not a branch name", settings.git_branch),
+            reason: format!("`{git_branch}` is not a branch name"),
         }
         .into());
     }
-    let files = scaffold::repo_files(&Templates::new(), &settings, |rel| root.join(rel).exists())?;
+    if let Some(bucket) = &args.state_bucket {
+        validate_bucket(bucket)?;
+    }
+    let state_region = resolve_state_region(session, args)?;
+    let admin_role_arns = resolve_admin_roles(session, args)?;
+    let public_endpoint_cidrs = resolve_public_endpoint_cidrs(session, args)?;
+    let settings = RepoSettings {
+        git_url,
+        git_branch,
+        environments: config::default_environments(),
+        kubernetes_version: config::default_kubernetes_version(),
+        state_bucket: args.state_bucket.clone(),
+        state_region,
+        admin_role_arns,
+        public_endpoint_cidrs,
+    };
+    if settings.admin_role_arns.is_empty() {
+        eprintln!(
+            "warning: cellgen.yaml will name no cluster admin role (--admin-role-arn): add cluster_access.admin_role_arns before a cell's first `terraform apply`, which fails without one"
+        );
+    }
+    let (files, kept) = scaffold::repo_files(&Templates::new(), &settings, |rel| {
+        std::fs::symlink_metadata(root.join(rel)).is_ok()
+    })?;
     for (path, contents) in files {
         plan.write(path, contents)?;
     }
-    Ok(settings)
+    crate::schema::plan_all(plan)?;
+    Ok(kept)
+}
+
+/// Scaffold files that were there already: cellgen did not create them, so it does not replace them.
+pub fn print_kept(kept: &[std::path::PathBuf]) {
+    for path in kept {
+        println!(
+            "  {:>7}  {} (it was already there; cellgen does not replace a file it did not create)",
+            "kept",
+            path.display()
+        );
+    }
+}
+
+/// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:
+/// the editor schemas in .cellgen/schemas and cellgen.yaml's line pointing at its schema.
+fn adopt_schemas(root: &Path, dry_run: bool) -> Result<()> {
+    use crate::schema::{self, SchemaFile};
+    let mut plan = Plan::new(root);
+    schema::plan_all(&mut plan)?;
+    let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
+    if let Some(text) = schema::with_modeline(&text, SchemaFile::Config, Path::new(CONFIG_FILE)) {
+        plan.write(CONFIG_FILE, text)?;
+    }
+    if plan.is_empty() {
+        println!(
+            "{} is already a cellgen repository ({}); nothing to do.",
+            root.display(),
+            CONFIG_FILE
+        );
+        return Ok(());
+    }
+    println!(
+        "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
+        root.display()
+    );
+    super::finish(&plan, dry_run)
 }
 
 fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Path) -> Result<String> {
@@ -94,6 +149,133 @@ fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Path) -> Resul
         }
         .into()
     })
+}
+
+fn resolve_state_region(session: &mut Session, args: &RepoArgs) -> Result<Option<String>> {
+    let Some(bucket) = &args.state_bucket else {
+        if args.state_region.is_some() {
+            return Err(CellgenError::InvalidFlag {
+                flag: "--state-region".into(),
+                reason: "it is the region of the state bucket: give --state-bucket too".into(),
+            }
+            .into());
+        }
+        return Ok(None);
+    };
+    let region = match &args.state_region {
+        Some(region) => region.clone(),
+        None if session.prompter.interactive() => session
+            .prompter
+            .input(&format!("Region of the state bucket {bucket}"), None)?,
+        None => {
+            return Err(CellgenError::MissingInput {
+                what: format!(
+                    "the region of the state bucket `{bucket}` (every cell shares it, so it is not a cell's region)"
+                ),
+                flag: "--state-region <region>".into(),
+            }
+            .into());
+        }
+    };
+    let region = region.trim().to_string();
+    if !crate::cell::AWS_REGIONS.contains(&region.as_str()) {
+        return Err(CellgenError::InvalidFlag {
+            flag: "--state-region".into(),
+            reason: format!(
+                "`{region}` is not an AWS region.{}",
+                crate::suggest::hint(&region, crate::cell::AWS_REGIONS.iter().copied())
+            ),
+        }
+        .into());
+    }
+    Ok(Some(region))
+}
+
+fn resolve_admin_roles(session: &mut Session, args: &RepoArgs) -> Result<Vec<String>> {
+    let check = |arns: Vec<String>| -> Result<Vec<String>, String> {
+        let arns: Vec<String> = arns
+            .into_iter()
+            .map(|a| a.trim().to_string())
+            .filter(|a| !a.is_empty())
+            .collect();
+        match arns.iter().find_map(|a| config::admin_role_arn_problem(a)) {
+            Some(problem) => Err(problem),
+            None => Ok(arns),
+        }
+    };
+    if let Some(arns) = &args.admin_role_arns {
+        return check(arns.clone()).map_err(|reason| {
+            CellgenError::InvalidFlag {
+                flag: "--admin-role-arn".into(),
+                reason,
+            }
+            .into()
+        });
+    }
+    if !session.prompter.interactive() {
+        return Ok(Vec::new());
+    }
+    loop {
+        let answer = session.prompter.input(
+            "IAM roles that administer the clusters, CI's included (ARNs, comma-separated)",
+            None,
+        )?;
+        match check(answer.split(',').map(str::to_string).collect()) {
+            Ok(arns) => return Ok(arns),
+            Err(reason) => eprintln!("{reason}"),
+        }
+    }
+}
+
+fn resolve_public_endpoint_cidrs(session: &mut Session, args: &RepoArgs) -> Result<Vec<String>> {
+    let check = |cidrs: Vec<String>| -> Result<Vec<String>, String> {
+        let mut out = Vec::new();
+        for cidr in cidrs.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
+            out.push(crate::cidr::Cidr::parse(cidr)?.to_string());
+        }
+        Ok(out)
+    };
+    if let Some(cidrs) = &args.public_endpoint_cidrs {
+        return check(cidrs.clone()).map_err(|reason| {
+            CellgenError::InvalidFlag {
+                flag: "--public-endpoint-cidrs".into(),
+                reason,
+            }
+            .into()
+        });
+    }
+    // Open by default: a cell's first apply runs from outside the VPC it creates, and access
+    // still takes an IAM identity with an access entry. cellgen.yaml says to narrow it.
+    let default = "0.0.0.0/0";
+    if !session.prompter.interactive() {
+        return Ok(vec![default.to_string()]);
+    }
+    loop {
+        let answer = session.prompter.input(
+            "CIDRs that may reach the public API endpoint (comma-separated; `none` turns it off)",
+            Some(default),
+        )?;
+        let answer = if answer.trim() == "none" { "" } else { &answer };
+        match check(answer.split(',').map(str::to_string).collect()) {
+            Ok(cidrs) => return Ok(cidrs),
+            Err(reason) => eprintln!("{reason}"),
+        }
+    }
+}
+
+/// The branch checked out in `dir`, also on a repository without commits yet.
+fn current_branch(dir: &Path) -> Option<String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 fn origin_remote(dir: &Path) -> Option<String> {

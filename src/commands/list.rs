@@ -18,10 +18,10 @@ struct CellRow {
 }
 
 pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
-    let plan = Plan::new(&repo.root);
     match args.what {
         ListTarget::Cells => {
+            let repo = Repo::discover(&session.start)?;
+            let plan = Plan::new(&repo.root);
             let mut rows = Vec::new();
             for name in repo.cells()? {
                 let (region, environment) = name
@@ -63,7 +63,13 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
             }
         }
         ListTarget::Components => {
-            let catalog = Catalog::load(&Templates::new(), &plan)?;
+            // The catalog is embedded: outside a repository it is listed alone; inside one, with
+            // the repository's own components.
+            let templates = Templates::new();
+            let catalog = match Repo::find_root(&session.start) {
+                Some(root) => Catalog::load(&templates, &Plan::new(root))?,
+                None => Catalog::embedded(&templates)?,
+            };
             match args.format {
                 ListFormat::Json => {
                     #[derive(Serialize)]

@@ -5,21 +5,86 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
-use crate::plan::{ChangeKind, Plan};
+use crate::lock::{Access, RepoLock};
+use crate::plan::Plan;
 use crate::prompt::{self, Prompter};
 
 mod check;
+mod completions;
 mod component;
 mod envsubst;
 mod init;
 mod list;
+mod man;
 mod new;
 mod render;
+mod schema;
 
-/// What every command gets: where it runs and how it may ask questions.
+/// What every command gets: where it runs, how it may ask questions, and the repository lock it
+/// holds for as long as it runs.
 pub struct Session {
     pub start: PathBuf,
     pub prompter: Box<dyn Prompter>,
+    pub lock: Option<RepoLock>,
+}
+
+/// How each command uses the repository. Every command is listed (no wildcard), so a new one has
+/// to choose. `Write` is exclusive; `Read` is shared, for commands that only read and for
+/// `--dry-run`: a dry run writes nothing, but it must not read a half-applied plan either, so it
+/// waits for a writer like any reader does.
+pub fn access(command: &Command) -> Option<Access> {
+    let writes = |dry_run: bool| Some(if dry_run { Access::Read } else { Access::Write });
+    match command {
+        Command::Init(args) => writes(args.dry_run),
+        Command::New(args) => writes(args.dry_run),
+        Command::AddComponent(args) => writes(args.dry_run),
+        Command::RemoveComponent(args) => writes(args.dry_run),
+        Command::List(_) | Command::Check(_) | Command::Render(_) => Some(Access::Read),
+        Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
+        // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
+        Command::Man(_) => None,
+    }
+}
+
+/// The one entry point to a repository's lock: takes it on the repository `start` is in (or on
+/// `start` itself, where `init`/`new` would create one) with `access`, and before anything else
+/// repairs an apply a killed cellgen left half done (`crate::journal`), saying so on stderr. The
+/// lock is held until the returned value is dropped: `run` keeps it in the `Session` for the
+/// whole command. Any later command gets the same guarantees by declaring its access in `access`.
+pub fn lock_repository(start: &std::path::Path, access: Access) -> Result<RepoLock> {
+    let root = crate::repo::Repo::find_root(start).unwrap_or_else(|| start.to_path_buf());
+    let mut lock = crate::lock::acquire(&root, access, waiting)?;
+    if crate::journal::pending(lock.root()) {
+        if access == Access::Read {
+            drop(lock);
+            lock = crate::lock::acquire(&root, Access::Write, waiting)?;
+        }
+        if let Some(done) = crate::journal::recover(lock.root())? {
+            let who = if done.pid == 0 {
+                done.command.clone()
+            } else {
+                format!("`{}` (pid {})", done.command, done.pid)
+            };
+            if done.rolled_back {
+                eprintln!(
+                    "cellgen: {who} was interrupted before it had written all its changes; rolled back {} planned change(s): the repository is as it was before it.",
+                    done.changes
+                );
+            } else {
+                eprintln!(
+                    "cellgen: {who} was interrupted after it had written all its changes; finished its cleanup."
+                );
+            }
+        }
+    }
+    Ok(lock)
+}
+
+fn waiting(holder: &str) {
+    eprintln!(
+        "Waiting for the repository lock (up to {} s): {holder}",
+        crate::lock::wait_limit().as_secs_f64().round()
+    );
 }
 
 pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
@@ -38,9 +103,14 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         None => cwd,
     };
+    let lock = match access(&cli.command) {
+        Some(access) => Some(lock_repository(&start, access)?),
+        None => None,
+    };
     let mut session = Session {
         start,
         prompter: prompt::for_session(cli.no_input),
+        lock,
     };
     match cli.command {
         Command::Init(args) => {
@@ -63,13 +133,18 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
             render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Envsubst(args) => envsubst::run(args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Completions(args) => {
+            completions::run(args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Man(args) => man::run(&session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Schema(args) => schema::run(args).map(|()| std::process::ExitCode::SUCCESS),
     }
 }
 
 /// Prints the dry-run diff, or applies the plan and lists what changed.
 pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
     if dry_run {
-        print!("{}", plan.diff());
+        print!("{}", crate::color::diff(&plan.diff()));
         if plan.is_empty() {
             eprintln!("Nothing to change.");
         } else {
@@ -83,12 +158,7 @@ pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
     }
     plan.apply()?;
     for (kind, path) in plan.summary() {
-        let verb = match kind {
-            ChangeKind::Create => "created",
-            ChangeKind::Update => "updated",
-            ChangeKind::Delete => "deleted",
-        };
-        println!("  {verb:>7}  {}", path.display());
+        println!("  {}  {}", crate::color::change(kind), path.display());
     }
     Ok(())
 }

@@ -1,26 +1,36 @@
+use std::path::Path;
+
 use anyhow::Result;
 
 use super::{Session, init};
 use crate::catalog::Catalog;
 use crate::cell::CellName;
+use crate::cidr::{self, CellCidr, Cidr};
 use crate::cli::NewArgs;
-use crate::components::cell_components;
+use crate::components;
 use crate::config::{self, CONFIG_FILE, Config};
 use crate::error::CellgenError;
 use crate::plan::Plan;
+use crate::regenerate;
 use crate::repo::{Repo, cell_flux_dir, cell_terraform_dir};
 use crate::scaffold::{self, CellInputs};
 use crate::state;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
-    let (mut plan, config, scaffolded) = match Repo::find_root(&session.start) {
+    let (mut plan, config, kept_scaffold) = match Repo::find_root(&session.start) {
         Some(root) => {
             let repo = Repo::open(&root)?;
             for (flag, given) in [
                 ("--git-url", args.repo.git_url.is_some()),
                 ("--git-branch", args.repo.git_branch.is_some()),
                 ("--state-bucket", args.repo.state_bucket.is_some()),
+                ("--state-region", args.repo.state_region.is_some()),
+                ("--admin-role-arn", args.repo.admin_role_arns.is_some()),
+                (
+                    "--public-endpoint-cidrs",
+                    args.repo.public_endpoint_cidrs.is_some(),
+                ),
             ] {
                 if given {
                     eprintln!(
@@ -29,20 +39,27 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                     );
                 }
             }
-            (Plan::new(&root), repo.config, false)
+            if root != session.start && !args.dry_run {
+                eprintln!(
+                    "Using the cellgen repository at {} (its cellgen.yaml is the nearest above {}).",
+                    root.display(),
+                    session.start.display()
+                );
+            }
+            (Plan::new(&root), repo.config, None)
         }
         None => {
             // The scaffold's environments are the defaults: check the name before asking anything.
             CellName::parse(&args.name, &config::default_environments())?;
             let mut plan = Plan::new(&session.start);
-            init::plan_scaffold(session, &args.repo, &mut plan)?;
+            let kept = init::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
             let config = Config::parse(&text, &session.start.join(CONFIG_FILE))?;
-            (plan, config, true)
+            (plan, config, Some(kept))
         }
     };
 
-    if scaffolded && !args.dry_run {
+    if kept_scaffold.is_some() && !args.dry_run {
         eprintln!(
             "No cellgen.yaml in {} or above: creating the repository scaffold there first (what `cellgen init` does).",
             plan.root().display()
@@ -51,7 +68,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     let cell = CellName::parse(&args.name, &config.environments)?;
     let existing = [cell_flux_dir(&cell.name), cell_terraform_dir(&cell.name)]
         .into_iter()
-        .find(|dir| plan.root().join(dir).exists());
+        .find(|dir| std::fs::symlink_metadata(plan.root().join(dir)).is_ok());
     if let Some(dir) = &existing
         && !args.force
     {
@@ -62,24 +79,47 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         .into());
     }
 
+    // What the cell already is wins over defaults and questions; flags win over both.
+    let known = regenerate::existing_inputs(&plan, &cell.name)?;
     let inputs = CellInputs {
-        kubernetes_version: resolve_kubernetes_version(session, &args, &config)?,
-        egress_gateway: resolve_egress(session, &args)?,
+        kubernetes_version: resolve_kubernetes_version(
+            session,
+            &args,
+            &config,
+            known.kubernetes_version.as_deref(),
+        )?,
+        egress_gateway: resolve_egress(session, &args, known.egress_gateway)?,
+        vpc_cidr: resolve_vpc_cidr(&args, &config, plan.root(), &cell.name)?,
     };
     let templates = Templates::new();
     let catalog = Catalog::load(&templates, &plan)?;
-    // A regenerated cell keeps the components it runs; a new one gets the chosen ones.
-    let mut wanted: Vec<String> = cell_components(&plan, &config, &cell.name)?
-        .into_iter()
-        .collect();
+    let had = regenerate::existing_components(&plan, &config, &catalog, &cell.name)?;
+    let mut wanted: Vec<String> = Vec::new();
     for name in resolve_components(session, &args, &catalog)? {
         catalog.get(&name)?;
-        if !wanted.contains(&name) {
+        if !had.contains(&name) && !wanted.contains(&name) {
             wanted.push(name);
         }
     }
-    let files = scaffold::cell_files(&templates, &config, &cell, &inputs)?;
-    let outcome = state::plan_generated(&mut plan, &cell.name, files, args.force)?;
+
+    // The cell as cellgen generates it now, with the components it has, in a copy of the plan;
+    // then each file is written only where the user has not changed it.
+    let mut desired = plan.clone();
+    for (path, contents) in scaffold::cell_files(&templates, &config, &cell, &inputs)? {
+        desired.write(path, contents)?;
+    }
+    for name in &had {
+        components::add(
+            &mut desired,
+            &templates,
+            &catalog,
+            &cell,
+            name,
+            args.with_requirements,
+        )?;
+    }
+    let outcome = regenerate::plan_cell_files(&mut plan, &cell.name, &desired)?;
+    // Components asked for that the cell does not have yet: added as `add-component` would.
     for name in &wanted {
         super::component::add_with_consent(
             session,
@@ -92,8 +132,12 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         )?;
     }
     state::track_all_edits(&mut plan, &cell.name)?;
+    crate::schema::refresh(&mut plan)?;
 
     super::finish(&plan, args.dry_run)?;
+    if let Some(kept) = &kept_scaffold {
+        init::print_kept(kept);
+    }
     for kept in &outcome.kept {
         println!(
             "  {:>7}  {} (you changed it; delete it and run again to regenerate)",
@@ -104,11 +148,148 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     if !args.dry_run && existing.is_none() {
         print_next_steps(
             &cell.name,
+            &git_add_paths(&plan),
             config.terraform.state_bucket.is_none(),
             &config.git.branch,
         );
     }
     Ok(())
+}
+
+/// The cell's VPC block: `--vpc-cidr`, else the block it already records (`--force` keeps it),
+/// else the lowest free block of the pool. It may not overlap another cell's: cells are routed
+/// to each other.
+fn resolve_vpc_cidr(args: &NewArgs, config: &Config, root: &Path, cell: &str) -> Result<String> {
+    // A path that is no directory holds no cell (writing there fails later, naming it).
+    let mut names = crate::repo::list_dirs(&root.join(crate::repo::CELLS_DIR)).unwrap_or_default();
+    names.extend(
+        crate::repo::list_dirs(&root.join(crate::repo::TERRAFORM_CELLS_DIR)).unwrap_or_default(),
+    );
+    names.sort();
+    names.dedup();
+    names.retain(|n| n != cell);
+    let others = cidr::recorded(root, &names);
+    for unreadable in others.iter().filter(|o| o.cidr.is_err()) {
+        eprintln!(
+            "warning: cannot tell the VPC block of cell `{}` ({}): {}",
+            unreadable.cell,
+            location(unreadable),
+            unreadable.cidr.as_ref().err().map_or("", String::as_str)
+        );
+    }
+    let taken: Vec<(&CellCidr, Cidr)> = others
+        .iter()
+        .filter_map(|o| o.cidr.as_ref().ok().map(|c| (o, *c)))
+        .collect();
+    let pool = Cidr::parse(&config.network.vpc_cidr_pool).map_err(|reason| {
+        CellgenError::MalformedConfig {
+            path: CONFIG_FILE.into(),
+            line: None,
+            message: format!("network.vpc_cidr_pool: {reason}"),
+        }
+    })?;
+    let chosen = match &args.vpc_cidr {
+        Some(text) => {
+            let invalid = |reason: String| CellgenError::InvalidFlag {
+                flag: "--vpc-cidr".into(),
+                reason,
+            };
+            let block = Cidr::parse(text).map_err(invalid)?;
+            if !config::VPC_PREFIX_LENGTHS.contains(&block.prefix()) {
+                return Err(invalid(format!(
+                    "{block} is a /{}; a cell's VPC is a /{} to /{} (network.tf splits it into subnets)",
+                    block.prefix(),
+                    config::VPC_PREFIX_LENGTHS.start(),
+                    config::VPC_PREFIX_LENGTHS.end()
+                ))
+                .into());
+            }
+            if let Some((other, theirs)) = taken.iter().find(|(_, c)| c.overlaps(&block)) {
+                let free = cidr::next_free(
+                    pool,
+                    config.network.vpc_prefix_length,
+                    &taken.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
+                );
+                return Err(invalid(format!(
+                    "{block} overlaps {theirs}, the VPC of cell `{}` ({}); cells are routed to each other, so give this one a free block{}",
+                    other.cell,
+                    location(other),
+                    free.map(|f| format!(", e.g. {f}")).unwrap_or_default()
+                ))
+                .into());
+            }
+            block
+        }
+        // A regenerated cell keeps its block even if it overlaps: a new block would replace the
+        // cell's VPC at the next apply. `check` reports the overlap.
+        None => match cidr::recorded_for(root, cell).and_then(|own| own.cidr.ok()) {
+            Some(own) => {
+                if let Some((other, theirs)) = taken.iter().find(|(_, c)| c.overlaps(&own)) {
+                    eprintln!(
+                        "warning: cell `{cell}` keeps its VPC block {own}, which overlaps {theirs} of cell `{}` ({}); `cellgen check` reports it until one of them moves",
+                        other.cell,
+                        location(other)
+                    );
+                }
+                own
+            }
+            None => cidr::next_free(
+                pool,
+                config.network.vpc_prefix_length,
+                &taken.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
+            )
+            .ok_or_else(|| CellgenError::MalformedConfig {
+                path: CONFIG_FILE.into(),
+                line: None,
+                message: format!(
+                    "network.vpc_cidr_pool {pool} has no free /{} left for cell `{cell}` ({} cells take blocks of it): widen the pool, or pass --vpc-cidr",
+                    config.network.vpc_prefix_length,
+                    taken.len()
+                ),
+            })?,
+        },
+    };
+    Ok(chosen.to_string())
+}
+
+fn location(recorded: &CellCidr) -> String {
+    match recorded.line {
+        Some(line) => format!("{}:{line}", recorded.file.display()),
+        None => recorded.file.display().to_string(),
+    }
+}
+
+/// What this run created or changed, as `git add` arguments: directories that cellgen owns as a
+/// whole (a cell's, a component's, a shared layer's) once, other files by name.
+fn git_add_paths(plan: &Plan) -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    for (_, path) in plan.summary() {
+        let parts: Vec<String> = path
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let entry = match parts.as_slice() {
+            [top, _, ..]
+                if matches!(
+                    top.as_str(),
+                    "infrastructure" | "apps" | ".github" | ".cellgen"
+                ) =>
+            {
+                top.clone()
+            }
+            [dir, name, _, ..] if dir == "components" || dir == crate::repo::CELLS_DIR => {
+                format!("{dir}/{name}")
+            }
+            [t, c, cell, _, ..] if t == "terraform" && c == "cells" => {
+                format!("terraform/cells/{cell}")
+            }
+            _ => path.display().to_string(),
+        };
+        if !paths.contains(&entry) {
+            paths.push(entry);
+        }
+    }
+    paths
 }
 
 fn resolve_components(
@@ -142,10 +323,12 @@ fn resolve_kubernetes_version(
     session: &mut Session,
     args: &NewArgs,
     config: &Config,
+    known: Option<&str>,
 ) -> Result<String> {
     let default = &config.defaults.kubernetes_version;
     let version = match &args.kubernetes_version {
         Some(v) => v.clone(),
+        None if known.is_some() => known.unwrap_or_default().to_string(),
         None if session.prompter.interactive() => session
             .prompter
             .input("Kubernetes version", Some(default))?,
@@ -164,9 +347,12 @@ fn resolve_kubernetes_version(
     Ok(version)
 }
 
-fn resolve_egress(session: &mut Session, args: &NewArgs) -> Result<bool> {
+fn resolve_egress(session: &mut Session, args: &NewArgs, known: Option<bool>) -> Result<bool> {
     if args.egress_gateway || args.no_egress_gateway {
         return Ok(args.egress_gateway);
+    }
+    if let Some(known) = known {
+        return Ok(known);
     }
     if session.prompter.interactive() {
         return session.prompter.confirm(
@@ -177,17 +363,18 @@ fn resolve_egress(session: &mut Session, args: &NewArgs) -> Result<bool> {
     Ok(false)
 }
 
-fn print_next_steps(cell: &str, needs_bucket: bool, branch: &str) {
+fn print_next_steps(cell: &str, add: &[String], needs_bucket: bool, branch: &str) {
     let backend = if needs_bucket {
-        " -backend-config=\"bucket=<state-bucket>\""
+        " -backend-config=\"bucket=<state-bucket>\" -backend-config=\"region=<bucket-region>\""
     } else {
         ""
     };
+    let add = add.join(" ");
     println!(
         "\nCell {cell} is ready. Next steps:\n  \
-         1. Review and commit: git add cells/{cell} terraform/cells/{cell} .cellgen && git commit -m \"Add cell {cell}\"\n  \
+         1. Review and commit: git add {add} && git commit -m \"Add cell {cell}\"\n  \
          2. Open a pull request; CI runs `cellgen check` on it. Merge to {branch}: Flux syncs cells/{cell} from there.\n  \
-         3. Create the cell:\n       \
+         3. Create the cell, as a role listed in cluster_access.admin_role_arns of cellgen.yaml:\n       \
             cd terraform/cells/{cell}\n       \
             terraform init{backend}\n       \
             export TF_VAR_flux_git_ssh_private_key=\"$(cat <deploy-key-file>)\"\n       \

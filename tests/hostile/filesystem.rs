@@ -1,24 +1,103 @@
-//! Hostile input: filesystem.
+//! Hostile input: filesystem. Files cellgen did not create where it would write, bytes that are
+//! not UTF-8, CRLF line endings and modes that must survive a rewrite, records and journals that
+//! are damaged, write failures in the middle of a plan.
+
+use std::fs;
+use std::path::Path;
 
 use super::*;
 
+pub const PROD: &str = "eu-west-2-prod";
+const META: &str = "terraform/cells/eu-west-2-prod/cell-metadata.tf";
+const CONTROLLERS: &str = "cells/eu-west-2-prod/controllers.yaml";
+const RECORD: &str = ".cellgen/cells/eu-west-2-prod.json";
+
+pub fn prod(dir: &Path) {
+    new_cell(dir, &[PROD]);
+}
+
+pub fn put(dir: &Path, rel: &str, bytes: &[u8]) {
+    let path = dir.join(rel);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, bytes).unwrap();
+}
+
+fn append(dir: &Path, rel: &str, bytes: &[u8]) {
+    let mut all = fs::read(dir.join(rel)).unwrap();
+    all.extend_from_slice(bytes);
+    fs::write(dir.join(rel), all).unwrap();
+}
+
+pub fn to_crlf(dir: &Path, rel: &str) {
+    let text = fs::read_to_string(dir.join(rel)).unwrap();
+    fs::write(dir.join(rel), text.replace('\n', "\r\n")).unwrap();
+}
+
+/// Every line ends in CRLF: no bare LF anywhere.
+#[track_caller]
+pub fn assert_all_crlf(dir: &Path, rel: &str) {
+    let bytes = fs::read(dir.join(rel)).unwrap();
+    let bare = bytes
+        .iter()
+        .enumerate()
+        .filter(|(i, b)| **b == b'\n' && (*i == 0 || bytes[i - 1] != b'\r'))
+        .count();
+    assert_eq!(
+        bare, 0,
+        "{rel} has {bare} bare LF line endings (mixed endings)"
+    );
+    assert!(bytes.ends_with(b"\r\n"), "{rel} does not end in CRLF");
+}
+
+pub fn mode(dir: &Path, rel: &str) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(dir.join(rel)).unwrap().permissions().mode() & 0o777
+}
+
+pub fn set_mode(dir: &Path, rel: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(dir.join(rel), fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Rewrites the cell's record in cellgen 0.1.0's format (`files: { path: sha256 }`).
+pub fn legacy_record(dir: &Path) {
+    let record: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join(RECORD)).unwrap()).unwrap();
+    let files: serde_json::Map<String, serde_json::Value> = record["files"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["sha256"].clone()))
+        .collect();
+    let legacy = serde_json::json!({ "cellgen": record["cellgen"], "files": files });
+    let mut text = serde_json::to_string_pretty(&legacy).unwrap();
+    text.push('\n');
+    fs::write(dir.join(RECORD), text).unwrap();
+}
+
 /// The controllers layer lists `deep/d0`, the start of a 10,000-deep chain of kustomizations.
 fn ten_thousand_deep_resources(dir: &Path) {
-    new_cell(dir, &["eu-west-2-prod", "--no-input"]);
+    prod(dir);
     let n = 10_000;
     for i in 0..n {
-        let d = dir.join(format!("deep/d{i}"));
-        std::fs::create_dir_all(&d).unwrap();
         let next = if i + 1 < n {
             format!("resources: [../d{}]\n", i + 1)
         } else {
             "namePrefix: x-\n".to_string()
         };
-        std::fs::write(d.join("kustomization.yaml"), next).unwrap();
+        put(dir, &format!("deep/d{i}/kustomization.yaml"), next.as_bytes());
     }
     let k = dir.join("infrastructure/controllers/kustomization.yaml");
-    let text = std::fs::read_to_string(&k).unwrap();
-    std::fs::write(
+    let text = fs::read_to_string(&k).unwrap();
+    fs::write(
         k,
         text.replace(
             "  - platform-namespace.yaml",
@@ -29,18 +108,488 @@ fn ten_thousand_deep_resources(dir: &Path) {
 }
 
 pub fn cases() -> Vec<Case> {
-    vec![Case {
-        name: "a 10,000-deep chain of kustomizations",
-        setup: ten_thousand_deep_resources,
-        args: &["render", "eu-west-2-prod", "--layer", "controllers"],
-        expect: Expect::Fails {
-            code: 1,
-            words: &["infrastructure/controllers", "nest more than 100 levels"],
+    vec![
+        // Files cellgen did not create are never overwritten.
+        Case {
+            name: "the first new keeps an existing .github/workflows/cellgen.yaml",
+            setup: |dir| put(dir, ".github/workflows/cellgen.yaml", b"name: ours\n"),
+            args: &["new", PROD, "--git-url", GIT_URL],
+            expect: Expect::Succeeds(|dir, out| {
+                assert_eq!(
+                    read(&dir.join(".github/workflows/cellgen.yaml")),
+                    "name: ours\n"
+                );
+                assert!(dir.join("cellgen.yaml").is_file());
+                assert!(
+                    stdout(out)
+                        .contains("kept  .github/workflows/cellgen.yaml (it was already there"),
+                    "{}",
+                    stdout(out)
+                );
+            }),
         },
-    }]
+        Case {
+            name: "init keeps a shared layer file that exists and writes the rest",
+            setup: |dir| {
+                put(
+                    dir,
+                    "infrastructure/controllers/platform-namespace.yaml",
+                    b"# ours\n",
+                )
+            },
+            args: &["init", "--git-url", GIT_URL],
+            expect: Expect::Succeeds(|dir, out| {
+                assert_eq!(
+                    read(&dir.join("infrastructure/controllers/platform-namespace.yaml")),
+                    "# ours\n"
+                );
+                assert!(
+                    dir.join("infrastructure/controllers/kustomization.yaml")
+                        .is_file()
+                );
+                assert!(
+                    stdout(out)
+                        .contains("kept  infrastructure/controllers/platform-namespace.yaml"),
+                    "{}",
+                    stdout(out)
+                );
+            }),
+        },
+        Case {
+            name: "init leaves a layer directory with its own kustomization.yaml alone",
+            setup: |dir| put(dir, "apps/kustomization.yaml", b"resources: []\n"),
+            args: &["init", "--git-url", GIT_URL],
+            expect: Expect::Succeeds(|dir, out| {
+                assert_eq!(
+                    read(&dir.join("apps/kustomization.yaml")),
+                    "resources: []\n"
+                );
+                assert!(!dir.join("apps/namespace.yaml").exists());
+                assert!(stdout(out).contains("kept  apps/kustomization.yaml"));
+            }),
+        },
+        // Bytes that are not UTF-8: said so, with where; never "does not exist".
+        Case {
+            name: "a layer file that is not UTF-8",
+            setup: |dir| {
+                prod(dir);
+                // First, so the position does not depend on the template's length.
+                let mut all = b"# caf\xe9\n".to_vec();
+                all.extend(fs::read(dir.join(CONTROLLERS)).unwrap());
+                fs::write(dir.join(CONTROLLERS), all).unwrap();
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[CONTROLLERS, "not valid UTF-8 at line 1, column 6"],
+            },
+        },
+        Case {
+            name: "cellgen.yaml that is not UTF-8",
+            setup: |dir| {
+                prod(dir);
+                append(dir, "cellgen.yaml", b"# \xff\n");
+            },
+            args: &["list"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["cellgen.yaml", "not valid UTF-8"],
+            },
+        },
+        Case {
+            name: "cell-metadata.tf that is not UTF-8, on new --force",
+            setup: |dir| {
+                prod(dir);
+                append(dir, META, b"# \xc3\x28\n");
+            },
+            args: &["new", PROD, "--force"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[META, "not valid UTF-8"],
+            },
+        },
+        Case {
+            name: "a repository component.yaml that is not UTF-8",
+            setup: |dir| {
+                prod(dir);
+                put(
+                    dir,
+                    "components/billing/component.yaml",
+                    b"description: \xff\n",
+                );
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "components/billing/component.yaml",
+                    "not valid UTF-8 at line 1",
+                ],
+            },
+        },
+        Case {
+            name: "a record that is not UTF-8",
+            setup: |dir| {
+                prod(dir);
+                put(dir, RECORD, b"{\"cellgen\": \"\xff\"}");
+            },
+            args: &["new", PROD, "--force"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[RECORD, "not valid UTF-8"],
+            },
+        },
+        // CRLF files stay CRLF, every line of them.
+        Case {
+            name: "a CRLF layer file stays CRLF when a component is added",
+            setup: |dir| {
+                prod(dir);
+                to_crlf(dir, CONTROLLERS);
+                to_crlf(dir, "cells/eu-west-2-prod/configs.yaml");
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Succeeds(|dir, _| {
+                assert_all_crlf(dir, CONTROLLERS);
+                assert_all_crlf(dir, "cells/eu-west-2-prod/configs.yaml");
+                assert!(
+                    read(&dir.join(CONTROLLERS)).contains("components/karpenter/controllers\r\n")
+                );
+            }),
+        },
+        Case {
+            name: "CRLF cellgen.yaml and cell-metadata.tf stay CRLF through a schema bump",
+            setup: |dir| {
+                prod(dir);
+                to_crlf(dir, "cellgen.yaml");
+                to_crlf(dir, META);
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Succeeds(|dir, _| {
+                assert_all_crlf(dir, "cellgen.yaml");
+                assert_all_crlf(dir, META);
+                assert!(read(&dir.join("cellgen.yaml")).contains("schema: 2\r\n"));
+                assert!(read(&dir.join(META)).contains("karpenter_role_arn"));
+            }),
+        },
+        Case {
+            name: "a cell checked out with CRLF is not an edit for new --force",
+            setup: |dir| {
+                new_cell(dir, &[PROD, "--components", "karpenter"]);
+                for entry in walkdir::WalkDir::new(dir.join("cells"))
+                    .into_iter()
+                    .chain(walkdir::WalkDir::new(dir.join("terraform")))
+                {
+                    let entry = entry.unwrap();
+                    if entry.file_type().is_file() {
+                        let rel = entry.path().strip_prefix(dir).unwrap();
+                        to_crlf(dir, rel.to_str().unwrap());
+                    }
+                }
+            },
+            args: &["new", PROD, "--force"],
+            expect: Expect::Succeeds(|dir, out| {
+                assert!(stdout(out).contains("Nothing to change"), "{}", stdout(out));
+                assert!(!stdout(out).contains("kept"), "{}", stdout(out));
+                assert_all_crlf(dir, META);
+            }),
+        },
+        // Modes survive a rewrite.
+        Case {
+            name: "0600 files stay 0600 when edited",
+            setup: |dir| {
+                prod(dir);
+                set_mode(dir, META, 0o600);
+                set_mode(dir, "cellgen.yaml", 0o640);
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Succeeds(|dir, _| {
+                assert!(read(&dir.join(META)).contains("karpenter_role_arn"));
+                assert_eq!(mode(dir, META), 0o600);
+                assert_eq!(mode(dir, "cellgen.yaml"), 0o640);
+            }),
+        },
+        // Records and journals that are damaged.
+        Case {
+            name: "a record that is not JSON",
+            setup: |dir| {
+                prod(dir);
+                put(dir, RECORD, b"not json\n");
+            },
+            args: &["new", PROD, "--force"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[RECORD, "not a cellgen record", "delete it"],
+            },
+        },
+        Case {
+            name: "a record in cellgen 0.1.0's format is read, and an untouched cell stays as it is",
+            setup: |dir| {
+                new_cell(dir, &[PROD, "--components", "kyverno"]);
+                legacy_record(dir);
+            },
+            args: &["new", PROD, "--force"],
+            expect: Expect::Succeeds(|dir, out| {
+                assert!(stdout(out).contains("Nothing to change"), "{}", stdout(out));
+                let record = read(&dir.join(RECORD));
+                assert!(
+                    !record.contains("sha256"),
+                    "the record was rewritten:\n{record}"
+                );
+            }),
+        },
+        Case {
+            name: "a record in cellgen 0.1.0's format still tells an edited file",
+            setup: |dir| {
+                prod(dir);
+                legacy_record(dir);
+                append(dir, CONTROLLERS, b"# tuned\n");
+                fs::remove_file(dir.join("terraform/cells/eu-west-2-prod/outputs.tf")).unwrap();
+            },
+            args: &["new", PROD, "--force"],
+            expect: Expect::Succeeds(|dir, out| {
+                assert!(read(&dir.join(CONTROLLERS)).ends_with("# tuned\n"));
+                assert!(
+                    dir.join("terraform/cells/eu-west-2-prod/outputs.tf")
+                        .is_file()
+                );
+                assert!(
+                    stdout(out).contains(&format!("kept  {CONTROLLERS}")),
+                    "{}",
+                    stdout(out)
+                );
+            }),
+        },
+        Case {
+            name: "a record naming files outside the cell is not obeyed",
+            setup: |dir| {
+                prod(dir);
+                use sha2::Digest;
+                let config = fs::read(dir.join("cellgen.yaml")).unwrap();
+                let hash: String = sha2::Sha256::digest(&config)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                let path = dir.join(RECORD);
+                let mut record: serde_json::Value =
+                    serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+                for key in ["cellgen.yaml", "cells/eu-west-2-prod/../../cellgen.yaml"] {
+                    record["files"][key] = serde_json::json!({"sha256": hash, "cellgen": "0.1.0"});
+                }
+                fs::write(&path, serde_json::to_string_pretty(&record).unwrap()).unwrap();
+            },
+            args: &["new", PROD, "--force"],
+            expect: Expect::Succeeds(|dir, _| {
+                assert!(
+                    dir.join("cellgen.yaml").is_file(),
+                    "--force deleted cellgen.yaml"
+                );
+            }),
+        },
+        Case {
+            name: "a journal that cannot be read",
+            setup: |dir| {
+                prod(dir);
+                put(dir, ".cellgen/journal", b"garbage");
+            },
+            args: &["list"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[".cellgen/journal", "cannot be repaired", "not a journal"],
+            },
+        },
+        Case {
+            name: "a journal naming a path outside the repository",
+            setup: |dir| {
+                prod(dir);
+                put(
+                    dir,
+                    ".cellgen/journal",
+                    br#"{"cellgen":"0.1.0","pid":1,"command":"x","state":"applying","dirs":[],"ops":[{"path":"../etc/passwd","backup":"../x"}]}"#,
+                );
+            },
+            args: &["check"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["../etc/passwd", "not a path inside the repository"],
+            },
+        },
+        Case {
+            name: "the start of a journal a killed cellgen left is removed",
+            setup: |dir| {
+                prod(dir);
+                put(dir, ".cellgen/journal.tmp", b"{\"cellg");
+            },
+            args: &["list"],
+            expect: Expect::Succeeds(|dir, out| {
+                assert!(!dir.join(".cellgen/journal.tmp").exists());
+                assert!(stderr(out).contains("rolled back"), "{}", stderr(out));
+                assert!(stdout(out).contains(PROD));
+            }),
+        },
+        // Write failures in the middle of a plan.
+        Case {
+            name: "a directory where a component's .tf goes",
+            setup: |dir| {
+                prod(dir);
+                fs::create_dir_all(dir.join("terraform/cells/eu-west-2-prod/karpenter.tf"))
+                    .unwrap();
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["terraform/cells/eu-west-2-prod/karpenter.tf"],
+            },
+        },
+        Case {
+            name: ".cellgen is a file",
+            setup: |dir| {
+                prod(dir);
+                fs::remove_dir_all(dir.join(".cellgen")).unwrap();
+                put(dir, ".cellgen", b"not a directory\n");
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["cannot write", ".cellgen"],
+            },
+        },
+        Case {
+            name: "a file where a component's shared directory goes",
+            setup: |dir| {
+                prod(dir);
+                put(dir, "components/karpenter", b"x\n");
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["cannot write", "components/karpenter", "Not a directory"],
+            },
+        },
+        // A build is bounded: a chain of kustomizations deeper than the bound is refused.
+        Case {
+            name: "a 10,000-deep chain of kustomizations",
+            setup: ten_thousand_deep_resources,
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["infrastructure/controllers", "nest more than 100 levels"],
+            },
+        },
+    ]
 }
 
 #[test]
 fn filesystem_table() {
     run_table("filesystem", &cases());
+}
+
+/// Runs cellgen with a file size limit (RLIMIT_FSIZE) and SIGXFSZ ignored, so a write past the
+/// limit fails with EFBIG, as a full disk fails with ENOSPC.
+#[cfg(target_os = "linux")]
+fn cellgen_with_file_limit(dir: &Path, limit: u64, args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cellgen"));
+    isolate(&mut cmd);
+    cmd.env("CELLGEN_NO_INPUT", "1")
+        .arg("-C")
+        .arg(dir)
+        .args(args);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_write_that_fails_for_lack_of_space_leaves_no_temporary_file() {
+    // A big cellgen.yaml (a long comment) cannot be staged under the limit; the journal can.
+    let dir = temp_dir();
+    prod(dir.path());
+    append(
+        dir.path(),
+        "cellgen.yaml",
+        format!("# {}\n", "x".repeat(200_000)).as_bytes(),
+    );
+    let before = tree_hash(dir.path());
+    let out = cellgen_with_file_limit(dir.path(), 100_000, &["add-component", "karpenter"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot write") && err.contains("cellgen.yaml"),
+        "{err}"
+    );
+    assert!(err.contains("File too large"), "{err}");
+    assert_tree_unchanged(&before, &tree_hash(dir.path()), "EFBIG while staging");
+
+    // The journal itself cannot be written: nothing else has been touched yet.
+    let out = cellgen_with_file_limit(dir.path(), 64, &["add-component", "kyverno"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(".cellgen/journal"), "{err}");
+    assert_tree_unchanged(&before, &tree_hash(dir.path()), "EFBIG on the journal");
+}
+
+/// `new` in a directory below a repository works on that repository and says so; a
+/// cellgen.yaml above the Git work tree the directory is in belongs to someone else.
+#[test]
+fn new_below_a_repository_uses_it_and_never_one_above_the_git_work_tree() {
+    let dir = temp_dir();
+    prod(dir.path());
+    let sub = dir.path().join("docs/notes");
+    fs::create_dir_all(&sub).unwrap();
+    let out = cellgen()
+        .arg("-C")
+        .arg(&sub)
+        .args(["new", "us-east-1-staging"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "Using the cellgen repository at {}",
+            dir.path().display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(dir.path().join("cells/us-east-1-staging").is_dir());
+    assert_eq!(
+        fs::read_dir(&sub).unwrap().count(),
+        0,
+        "wrote into the start directory"
+    );
+
+    // A Git work tree below the repository: its own scaffold, the outer repository untouched.
+    let inner = dir.path().join("vendor/other");
+    fs::create_dir_all(inner.join(".git")).unwrap();
+    let before = tree_hash(dir.path());
+    let out = cellgen()
+        .arg("-C")
+        .arg(&inner)
+        .args(["new", "us-east-1-dev", "--git-url", GIT_URL])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(inner.join("cellgen.yaml").is_file());
+    assert!(inner.join("cells/us-east-1-dev").is_dir());
+    let changed: Vec<String> = tree_diff(&before, &tree_hash(dir.path()))
+        .into_iter()
+        .filter(|line| !line.contains("vendor/other/"))
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "outside the inner work tree: {changed:?}"
+    );
 }

@@ -16,7 +16,7 @@ mod names;
 mod signals;
 mod symlinks;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use support::*;
@@ -41,14 +41,54 @@ pub struct Case {
     pub expect: Expect,
 }
 
+/// A directory outside a case's repository `dir`, for cases that need one (a symbolic link out of
+/// the root): the setup creates it if it wants; it must be unchanged after the case, whatever the
+/// outcome, and is removed afterwards.
+pub fn outside_dir(dir: &Path) -> PathBuf {
+    let name = dir
+        .file_name()
+        .expect("a temp dir has a name")
+        .to_string_lossy();
+    dir.with_file_name(format!("{name}-outside"))
+}
+
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Runs one case in a fresh directory; returns a description of what went wrong, if anything.
 pub fn run_case(case: &Case) -> Option<String> {
     let dir = temp_dir();
+    let outside = RemoveOnDrop(outside_dir(dir.path()));
     (case.setup)(dir.path());
-    let before = tree_hash(dir.path());
+    let outside_before = outside.0.exists().then(|| tree_hash(&outside.0));
+    if let Some(problem) = run_in(case, dir.path()) {
+        return Some(problem);
+    }
+    let outside_after = outside.0.exists().then(|| tree_hash(&outside.0));
+    if outside_before != outside_after {
+        let diff = tree_diff(
+            &outside_before.unwrap_or_default(),
+            &outside_after.unwrap_or_default(),
+        );
+        return Some(format!(
+            "{}: the directory outside the repository changed:\n    {}",
+            case.name,
+            diff.join("\n    ")
+        ));
+    }
+    None
+}
+
+fn run_in(case: &Case, dir: &Path) -> Option<String> {
+    let before = tree_hash(dir);
     let output = cellgen()
         .arg("-C")
-        .arg(dir.path())
+        .arg(dir)
         .args(case.args)
         .output()
         .expect("cannot run cellgen");
@@ -68,7 +108,7 @@ pub fn run_case(case: &Case) -> Option<String> {
                     problems.push(format!("stderr lacks `{word}`"));
                 }
             }
-            let diff = tree_diff(&before, &tree_hash(dir.path()));
+            let diff = tree_diff(&before, &tree_hash(dir));
             if !diff.is_empty() {
                 problems.push(format!("tree changed:\n    {}", diff.join("\n    ")));
             }
@@ -85,9 +125,8 @@ pub fn run_case(case: &Case) -> Option<String> {
             if !output.status.success() {
                 return Some(format!("{}: failed with {code}\n{stderr}", case.name));
             }
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                check(dir.path(), &output)
-            }));
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(dir, &output)));
             result.err().map(|e| {
                 let msg = e
                     .downcast_ref::<String>()

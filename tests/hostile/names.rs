@@ -4,6 +4,11 @@ use super::*;
 
 fn empty(_: &Path) {}
 
+fn two_cells(dir: &Path) {
+    new_cell(dir, &["eu-west-2-prod"]);
+    new_cell(dir, &["us-east-1-dev"]);
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -22,6 +27,40 @@ pub fn cases() -> Vec<Case> {
             expect: Expect::Fails {
                 code: 2,
                 words: &["Did you mean `eu-west-2-prod`"],
+            },
+        },
+        Case {
+            name: "misspelt component, cell not given",
+            setup: two_cells,
+            args: &["add-component", "karpentr"],
+            expect: Expect::Fails {
+                code: 2,
+                words: &["unknown component `karpentr`", "Did you mean `karpenter`"],
+            },
+        },
+        Case {
+            name: "schema of an unknown file",
+            setup: empty,
+            args: &["schema", "cellgen.yml"],
+            expect: Expect::Fails {
+                code: 2,
+                words: &["cellgen.yml", "cellgen.yaml"],
+            },
+        },
+        Case {
+            name: "both egress flags",
+            setup: empty,
+            args: &[
+                "new",
+                "eu-west-2-prod",
+                "--git-url",
+                GIT_URL,
+                "--egress-gateway",
+                "--no-egress-gateway",
+            ],
+            expect: Expect::Fails {
+                code: 2,
+                words: &["--egress-gateway", "cannot be used with"],
             },
         },
     ]

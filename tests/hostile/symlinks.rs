@@ -1,15 +1,36 @@
-//! Hostile input: symlinks.
+//! Hostile input: symlinks. A link out of the repository root is refused, for writes and for the
+//! plan layer's reads, naming the link; the directory it points to is never touched (`run_case`
+//! compares it before and after). Links that stay inside the root are followed.
 
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use super::filesystem::{PROD, prod, put};
 use super::*;
 
-#[cfg(unix)]
+/// Moves `rel` out of the repository and leaves a link to where it went.
+fn move_out(dir: &Path, rel: &str) {
+    let outside = outside_dir(dir);
+    fs::create_dir_all(&outside).unwrap();
+    let name = Path::new(rel).file_name().unwrap();
+    let target = outside.join(name);
+    fs::rename(dir.join(rel), &target).unwrap();
+    symlink(&target, dir.join(rel)).unwrap();
+}
+
+fn refused(words: &'static [&'static str]) -> Expect {
+    Expect::Fails { code: 1, words }
+}
+
+/// A layer resource linked to a file outside the repository.
 fn resource_links_outside(dir: &Path) {
-    new_cell(dir, &["eu-west-2-prod", "--no-input"]);
+    prod(dir);
     let layer = dir.join("infrastructure/controllers");
-    std::os::unix::fs::symlink("/etc/passwd", layer.join("leak.yaml")).unwrap();
+    symlink("/etc/passwd", layer.join("leak.yaml")).unwrap();
     let k = layer.join("kustomization.yaml");
-    let text = std::fs::read_to_string(&k).unwrap();
-    std::fs::write(
+    let text = fs::read_to_string(&k).unwrap();
+    fs::write(
         k,
         text.replace(
             "  - platform-namespace.yaml",
@@ -19,45 +40,286 @@ fn resource_links_outside(dir: &Path) {
     .unwrap();
 }
 
-#[cfg(unix)]
+/// A Flux component path that is a linked directory.
 fn component_is_a_linked_directory(dir: &Path) {
-    new_cell(dir, &["eu-west-2-prod", "--no-input"]);
-    std::os::unix::fs::symlink("/etc", dir.join("components-elsewhere")).unwrap();
+    prod(dir);
+    symlink("/etc", dir.join("components-elsewhere")).unwrap();
     let layer = dir.join("cells/eu-west-2-prod/controllers.yaml");
-    let text = std::fs::read_to_string(&layer).unwrap();
-    std::fs::write(
+    let text = fs::read_to_string(&layer).unwrap();
+    fs::write(
         layer,
-        text.replace("components: []", "components: [../../components-elsewhere]"),
+        text.replace(
+            "components: []",
+            "components: [../../components-elsewhere]",
+        ),
     )
     .unwrap();
 }
 
 pub fn cases() -> Vec<Case> {
-    #[cfg(not(unix))]
-    return vec![];
-    #[cfg(unix)]
     vec![
+        Case {
+            name: "cells/<cell> links out of the repository",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, "cells/eu-west-2-prod");
+            },
+            args: &["add-component", "karpenter"],
+            expect: refused(&[
+                "cells/eu-west-2-prod is a symbolic link to",
+                "outside the repository",
+            ]),
+        },
+        Case {
+            name: "terraform/cells/<cell> links out of the repository",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, "terraform/cells/eu-west-2-prod");
+            },
+            args: &["add-component", "karpenter"],
+            expect: refused(&[
+                "terraform/cells/eu-west-2-prod is a symbolic link to",
+                "outside the repository",
+            ]),
+        },
+        Case {
+            name: "new --force through a cell directory that links out",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, "cells/eu-west-2-prod");
+            },
+            args: &["new", PROD, "--force"],
+            expect: refused(&[
+                "cells/eu-west-2-prod is a symbolic link to",
+                "outside the repository",
+            ]),
+        },
+        Case {
+            name: "terraform/ (a parent) links out, and a new cell would be written through it",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, "terraform");
+            },
+            args: &["new", "us-east-1-staging"],
+            expect: refused(&["terraform is a symbolic link to", "outside the repository"]),
+        },
+        Case {
+            name: "cells/ (a parent) links out",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, "cells");
+            },
+            args: &["new", "us-east-1-staging"],
+            expect: refused(&["cells is a symbolic link to", "nothing was written"]),
+        },
+        Case {
+            name: "components/ links out, and a shared component would be written through it",
+            setup: |dir| {
+                prod(dir);
+                fs::create_dir(dir.join("components")).unwrap();
+                move_out(dir, "components");
+            },
+            args: &["add-component", "karpenter"],
+            expect: refused(&["components is a symbolic link to", "outside the repository"]),
+        },
+        Case {
+            name: "components/<name> links out (a component defined outside)",
+            setup: |dir| {
+                prod(dir);
+                put(
+                    dir,
+                    "components/billing/component.yaml",
+                    b"description: Billing\nlayers: [apps]\n",
+                );
+                put(
+                    dir,
+                    "components/billing/apps/kustomization.yaml",
+                    b"apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
+                );
+                move_out(dir, "components/billing");
+            },
+            args: &["add-component", "billing"],
+            expect: refused(&[
+                "components/billing is a symbolic link to",
+                "outside the repository",
+            ]),
+        },
+        Case {
+            name: "cellgen.yaml links to a file outside",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, "cellgen.yaml");
+            },
+            args: &["list"],
+            expect: refused(&[
+                "cellgen.yaml is a symbolic link to",
+                "outside the repository",
+            ]),
+        },
+        Case {
+            name: ".cellgen links out (records and the journal would go there)",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, ".cellgen");
+            },
+            args: &["add-component", "kyverno"],
+            expect: refused(&[".cellgen is a symbolic link to", "outside the repository"]),
+        },
+        Case {
+            name: "a cell's record links to a file outside",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, ".cellgen/cells/eu-west-2-prod.json");
+            },
+            args: &["new", PROD, "--force"],
+            expect: refused(&[
+                ".cellgen/cells/eu-west-2-prod.json is a symbolic link to",
+                "outside",
+            ]),
+        },
+        Case {
+            name: "a layer file links to a file outside",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, "cells/eu-west-2-prod/controllers.yaml");
+            },
+            args: &["add-component", "karpenter"],
+            expect: refused(&[
+                "cells/eu-west-2-prod/controllers.yaml is a symbolic link to",
+                "outside",
+            ]),
+        },
+        Case {
+            name: "cell-metadata.tf links to a file outside",
+            setup: |dir| {
+                prod(dir);
+                move_out(dir, "terraform/cells/eu-west-2-prod/cell-metadata.tf");
+            },
+            args: &["add-component", "karpenter"],
+            expect: refused(&[
+                "cell-metadata.tf is a symbolic link to",
+                "outside the repository",
+            ]),
+        },
+        Case {
+            name: "a dangling link out where a component's .tf would be written",
+            setup: |dir| {
+                prod(dir);
+                let outside = outside_dir(dir);
+                fs::create_dir_all(&outside).unwrap();
+                symlink(
+                    outside.join("karpenter.tf"),
+                    dir.join("terraform/cells/eu-west-2-prod/karpenter.tf"),
+                )
+                .unwrap();
+            },
+            args: &["add-component", "karpenter"],
+            expect: refused(&[
+                "karpenter.tf is a symbolic link to",
+                "outside the repository",
+            ]),
+        },
+        Case {
+            name: "a relative link that climbs out with ..",
+            setup: |dir| {
+                prod(dir);
+                let outside = outside_dir(dir);
+                fs::create_dir_all(&outside).unwrap();
+                fs::rename(dir.join("cells/eu-west-2-prod"), outside.join("cell")).unwrap();
+                let up = format!(
+                    "../../{}/cell",
+                    outside.file_name().unwrap().to_string_lossy()
+                );
+                symlink(up, dir.join("cells/eu-west-2-prod")).unwrap();
+            },
+            args: &["remove-component", "karpenter"],
+            expect: refused(&[
+                "cells/eu-west-2-prod is a symbolic link to ../../",
+                "outside",
+            ]),
+        },
+        Case {
+            name: "a journal whose paths lead through a link out of the repository",
+            setup: |dir| {
+                prod(dir);
+                let outside = outside_dir(dir);
+                fs::create_dir_all(&outside).unwrap();
+                fs::write(outside.join("victim.txt"), "theirs\n").unwrap();
+                fs::write(outside.join("victim.bak"), "replaced\n").unwrap();
+                symlink(&outside, dir.join("cells/eu-west-2-prod/out")).unwrap();
+                put(
+                    dir,
+                    ".cellgen/journal",
+                    br#"{"cellgen":"0.1.0","pid":1,"command":"x","state":"applying","dirs":[],"ops":[{"path":"cells/eu-west-2-prod/out/victim.txt","backup":"cells/eu-west-2-prod/out/victim.bak"}]}"#,
+                );
+            },
+            args: &["list"],
+            expect: refused(&[
+                "cells/eu-west-2-prod/out/victim.txt",
+                "not a path inside the repository",
+            ]),
+        },
+        Case {
+            name: "a link loop",
+            setup: |dir| {
+                prod(dir);
+                let file = dir.join("cells/eu-west-2-prod/controllers.yaml");
+                fs::remove_file(&file).unwrap();
+                symlink("controllers.yaml", &file).unwrap();
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["controllers.yaml", "symbolic links on the way (a loop?)"],
+            },
+        },
+        Case {
+            name: "a link that stays inside the repository is followed and kept",
+            setup: |dir| {
+                prod(dir);
+                fs::create_dir(dir.join("shared")).unwrap();
+                fs::rename(
+                    dir.join("cells/eu-west-2-prod/controllers.yaml"),
+                    dir.join("shared/controllers.yaml"),
+                )
+                .unwrap();
+                symlink(
+                    "../../shared/controllers.yaml",
+                    dir.join("cells/eu-west-2-prod/controllers.yaml"),
+                )
+                .unwrap();
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Succeeds(|dir, _| {
+                let link = dir.join("cells/eu-west-2-prod/controllers.yaml");
+                assert!(
+                    fs::symlink_metadata(&link)
+                        .unwrap()
+                        .file_type()
+                        .is_symlink()
+                );
+                assert!(
+                    read(&dir.join("shared/controllers.yaml"))
+                        .contains("components/karpenter/controllers")
+                );
+            }),
+        },
+        // Builds read through no link at all: Flux's artifact has none.
         Case {
             name: "a layer resource linked to a file outside the repository",
             setup: resource_links_outside,
-            args: &["render", "eu-west-2-prod", "--layer", "controllers"],
-            expect: Expect::Fails {
-                code: 1,
-                words: &[
-                    "infrastructure/controllers/leak.yaml",
-                    "symbolic link",
-                    "Flux",
-                ],
-            },
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: refused(&[
+                "infrastructure/controllers/leak.yaml",
+                "symbolic link",
+                "Flux",
+            ]),
         },
         Case {
             name: "a Flux component path that is a linked directory",
             setup: component_is_a_linked_directory,
-            args: &["render", "eu-west-2-prod", "--layer", "controllers"],
-            expect: Expect::Fails {
-                code: 1,
-                words: &["components-elsewhere", "symbolic link"],
-            },
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: refused(&["components-elsewhere", "symbolic link"]),
         },
     ]
 }

@@ -1,0 +1,49 @@
+//! Cells are routed to each other, so no two cells' VPC blocks may overlap. Each cell records its
+//! block as `vpc_cidr` in terraform/cells/<cell>/terraform.tfvars (see `cidr`).
+
+use std::path::Path;
+
+use super::Finding;
+use crate::cidr::{self, CellCidr};
+
+/// Findings for the `checked` cells, compared with every cell of the repository (`all`).
+pub fn check(root: &Path, all: &[String], checked: &[String], findings: &mut Vec<Finding>) {
+    let recorded = cidr::recorded(root, all);
+    for this in recorded.iter().filter(|r| checked.contains(&r.cell)) {
+        let block = match &this.cidr {
+            Ok(block) => block,
+            Err(problem) => {
+                findings.push(
+                    Finding::error("invalid-vpc-cidr", &this.file, this.line, problem.clone())
+                        .in_cell(&this.cell),
+                );
+                continue;
+            }
+        };
+        for other in recorded.iter().filter(|o| o.cell != this.cell) {
+            let Ok(theirs) = &other.cidr else { continue };
+            if block.overlaps(theirs) {
+                findings.push(
+                    Finding::error(
+                        "overlapping-vpc-cidr",
+                        &this.file,
+                        this.line,
+                        format!(
+                            "vpc_cidr {block} overlaps {theirs}, the VPC of cell `{}` ({}): cells are routed to each other, so give one of them a free block of network.vpc_cidr_pool (cellgen.yaml)",
+                            other.cell,
+                            location(other)
+                        ),
+                    )
+                    .in_cell(&this.cell),
+                );
+            }
+        }
+    }
+}
+
+fn location(recorded: &CellCidr) -> String {
+    match recorded.line {
+        Some(line) => format!("{}:{line}", recorded.file.display()),
+        None => recorded.file.display().to_string(),
+    }
+}

@@ -1,0 +1,231 @@
+//! IPv4 CIDR blocks of cell VPCs: parsing, overlap, the next free block of the repository's
+//! pool, and the block each cell records as `vpc_cidr` in its terraform.tfvars.
+
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+use hcl_edit::Span;
+use hcl_edit::expr::Expression;
+
+use crate::config::line_of;
+use crate::repo::cell_terraform_dir;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cidr {
+    network: u32,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// `a.b.c.d/n` with no host bits set (what AWS accepts as a VPC CIDR block).
+    pub fn parse(text: &str) -> Result<Cidr, String> {
+        let not_a_cidr = || format!("`{text}` is not an IPv4 CIDR block like 10.1.0.0/16");
+        let (addr, prefix) = text.trim().split_once('/').ok_or_else(not_a_cidr)?;
+        let addr: Ipv4Addr = addr.parse().map_err(|_| not_a_cidr())?;
+        let prefix: u8 = prefix
+            .parse()
+            .ok()
+            .filter(|p| *p <= 32)
+            .ok_or_else(not_a_cidr)?;
+        let addr = u32::from(addr);
+        let network = addr & mask(prefix);
+        if network != addr {
+            return Err(format!(
+                "`{text}` has host bits set; the block is {}/{prefix}",
+                Ipv4Addr::from(network)
+            ));
+        }
+        Ok(Cidr { network, prefix })
+    }
+
+    pub fn prefix(&self) -> u8 {
+        self.prefix
+    }
+
+    fn first(&self) -> u64 {
+        u64::from(self.network)
+    }
+
+    fn last(&self) -> u64 {
+        self.first() + (1u64 << (32 - self.prefix)) - 1
+    }
+
+    pub fn overlaps(&self, other: &Cidr) -> bool {
+        self.first() <= other.last() && other.first() <= self.last()
+    }
+
+    pub fn contains(&self, other: &Cidr) -> bool {
+        self.first() <= other.first() && other.last() <= self.last()
+    }
+}
+
+fn mask(prefix: u8) -> u32 {
+    if prefix == 0 {
+        0
+    } else {
+        u32::MAX << (32 - prefix)
+    }
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", Ipv4Addr::from(self.network), self.prefix)
+    }
+}
+
+/// The lowest `/prefix` block of `pool` that overlaps none of `taken`.
+pub fn next_free(pool: Cidr, prefix: u8, taken: &[Cidr]) -> Option<Cidr> {
+    if prefix < pool.prefix || prefix > 32 {
+        return None;
+    }
+    let size = 1u64 << (32 - prefix);
+    let mut start = pool.first();
+    while start + size - 1 <= pool.last() {
+        let candidate = Cidr {
+            network: start as u32,
+            prefix,
+        };
+        match taken
+            .iter()
+            .filter(|t| t.overlaps(&candidate))
+            .map(Cidr::last)
+            .max()
+        {
+            // Jump past the block in the way, to the next aligned start.
+            Some(end) => start = (end + 1).div_ceil(size) * size,
+            None => return Some(candidate),
+        }
+    }
+    None
+}
+
+/// A cell's recorded VPC block and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellCidr {
+    pub cell: String,
+    /// Repository-relative file that sets it.
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    /// The block, or why the recorded value is not one.
+    pub cidr: Result<Cidr, String>,
+}
+
+/// The VPC block of every cell that records one: `vpc_cidr` in its terraform.tfvars, else the
+/// `default` of `variable "vpc_cidr"` (cells generated before each cell had its own block).
+/// A cell whose stack sets neither is left out.
+pub fn recorded(root: &Path, cells: &[String]) -> Vec<CellCidr> {
+    cells
+        .iter()
+        .filter_map(|cell| recorded_for(root, cell))
+        .collect()
+}
+
+pub fn recorded_for(root: &Path, cell: &str) -> Option<CellCidr> {
+    let dir = cell_terraform_dir(cell);
+    let tfvars = dir.join("terraform.tfvars");
+    if let Some(found) = read_attribute(root, &tfvars, |body| {
+        body.get_attribute("vpc_cidr").map(|a| &a.value)
+    }) {
+        return Some(found.into_cell(cell, tfvars));
+    }
+    let variables = dir.join("variables.tf");
+    read_attribute(root, &variables, |body| {
+        body.get_blocks("variable")
+            .find(|b| b.has_exact_labels(&["vpc_cidr"]))
+            .and_then(|b| b.body.get_attribute("default"))
+            .map(|a| &a.value)
+    })
+    .map(|found| found.into_cell(cell, variables))
+}
+
+struct Found {
+    line: Option<usize>,
+    cidr: Result<Cidr, String>,
+}
+
+impl Found {
+    fn into_cell(self, cell: &str, file: PathBuf) -> CellCidr {
+        CellCidr {
+            cell: cell.to_string(),
+            file,
+            line: self.line,
+            cidr: self.cidr,
+        }
+    }
+}
+
+fn read_attribute(
+    root: &Path,
+    rel: &Path,
+    find: impl Fn(&hcl_edit::structure::Body) -> Option<&Expression>,
+) -> Option<Found> {
+    let text = std::fs::read_to_string(root.join(rel)).ok()?;
+    let body = hcl_edit::parser::parse_body(&text).ok()?;
+    let value = find(&body)?;
+    let line = value
+        .span()
+        .map(|s| crate::edit::text::line_number(&text, s.start))
+        .or_else(|| line_of(&text, "vpc_cidr"));
+    let cidr = match value {
+        Expression::String(s) => Cidr::parse(s.as_str()),
+        _ => Err(
+            "`vpc_cidr` is not a literal string, so cellgen cannot tell which block the cell uses"
+                .into(),
+        ),
+    };
+    Some(Found { line, cidr })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cidr(s: &str) -> Cidr {
+        Cidr::parse(s).unwrap()
+    }
+
+    #[test]
+    fn parses_and_rejects() {
+        assert_eq!(cidr("10.1.0.0/16").to_string(), "10.1.0.0/16");
+        assert!(
+            Cidr::parse("10.1.0.1/16")
+                .unwrap_err()
+                .contains("10.1.0.0/16")
+        );
+        for bad in ["10.1.0.0", "10.1.0.0/33", "10.1.0/16", "x/16", ""] {
+            assert!(Cidr::parse(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn overlap_and_containment() {
+        assert!(cidr("10.0.0.0/8").overlaps(&cidr("10.3.0.0/16")));
+        assert!(cidr("10.3.0.0/16").overlaps(&cidr("10.0.0.0/8")));
+        assert!(!cidr("10.3.0.0/16").overlaps(&cidr("10.4.0.0/16")));
+        assert!(cidr("10.0.0.0/8").contains(&cidr("10.3.0.0/16")));
+        assert!(!cidr("10.3.0.0/16").contains(&cidr("10.0.0.0/8")));
+    }
+
+    #[test]
+    fn next_free_skips_taken_blocks_of_any_size() {
+        let pool = cidr("10.0.0.0/8");
+        assert_eq!(next_free(pool, 16, &[]), Some(cidr("10.0.0.0/16")));
+        let taken = [
+            cidr("10.0.0.0/16"),
+            cidr("10.1.128.0/17"),
+            cidr("10.3.0.0/16"),
+        ];
+        assert_eq!(next_free(pool, 16, &taken), Some(cidr("10.2.0.0/16")));
+        // A block outside the pool does not matter; one covering the start does.
+        assert_eq!(
+            next_free(pool, 16, &[cidr("172.16.0.0/12"), cidr("10.0.0.0/15")]),
+            Some(cidr("10.2.0.0/16"))
+        );
+        assert_eq!(
+            next_free(cidr("10.0.0.0/15"), 16, &[cidr("10.0.0.0/15")]),
+            None
+        );
+        assert_eq!(next_free(cidr("10.0.0.0/16"), 15, &[]), None);
+    }
+}
