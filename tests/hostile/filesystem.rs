@@ -93,7 +93,11 @@ fn ten_thousand_deep_resources(dir: &Path) {
         } else {
             "namePrefix: x-\n".to_string()
         };
-        put(dir, &format!("deep/d{i}/kustomization.yaml"), next.as_bytes());
+        put(
+            dir,
+            &format!("deep/d{i}/kustomization.yaml"),
+            next.as_bytes(),
+        );
     }
     let k = dir.join("infrastructure/controllers/kustomization.yaml");
     let text = fs::read_to_string(&k).unwrap();

@@ -48,10 +48,7 @@ fn component_is_a_linked_directory(dir: &Path) {
     let text = fs::read_to_string(&layer).unwrap();
     fs::write(
         layer,
-        text.replace(
-            "components: []",
-            "components: [../../components-elsewhere]",
-        ),
+        text.replace("components: []", "components: [../../components-elsewhere]"),
     )
     .unwrap();
 }
