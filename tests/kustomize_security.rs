@@ -8,6 +8,9 @@ use std::path::Path;
 
 use cellgen::kustomize::{BuildError, MAX_NESTING, Mode, build};
 
+#[path = "support/mod.rs"]
+mod support;
+
 const SECRET: &str = "TOP-SECRET-OUTSIDE-CONTENT";
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n";
 
@@ -363,4 +366,52 @@ fn cycles_through_parents_are_refused_as_kustomize_does() {
     ]);
     let err = build(&root(&t), "a/b", &[], Mode::Native).unwrap_err();
     assert!(err.to_string().contains("cycle detected"), "{err}");
+}
+
+/// Through the command line: `render` and `check` refuse a layer that reads a file outside
+/// the repository, print nothing of it, and write nothing.
+#[test]
+fn render_and_check_print_nothing_from_outside_the_repository() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(t.path().join("secret.txt"), format!("{SECRET}\n")).unwrap();
+    support::new_cell(&repo, &["eu-west-2-prod", "--no-input"]);
+    let k = repo.join("infrastructure/controllers/kustomization.yaml");
+    let mut text = std::fs::read_to_string(&k).unwrap();
+    text.push_str("configMapGenerator:\n- name: leak\n  files: [../../../secret.txt]\n");
+    std::fs::write(&k, text).unwrap();
+    let before = support::tree_hash(&repo);
+    for args in [
+        &["render", "eu-west-2-prod", "--layer", "controllers"][..],
+        &[
+            "render",
+            "eu-west-2-prod",
+            "--layer",
+            "controllers",
+            "--kustomize",
+            "external",
+        ],
+        &["check"],
+        &["check", "--format", "json"],
+    ] {
+        let out = support::cellgen()
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {all}");
+        assert!(
+            !all.contains(SECRET),
+            "{args:?} printed the outside file: {all}"
+        );
+        assert!(all.contains("../../../secret.txt"), "{args:?}: {all}");
+    }
+    support::assert_tree_unchanged(&before, &support::tree_hash(&repo), "refused builds");
 }
