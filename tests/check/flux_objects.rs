@@ -291,9 +291,11 @@ fn a_failing_flux_patch_is_blamed_on_its_entry() {
             "      target:\n",
             "        kind: HelmRelease\n",
             "        name: metrics-server\n",
+            // json-patch v4 (kustomize's): replacing a missing key adds it, but a missing
+            // parent fails the build.
             "    - patch: |\n",
             "        - op: replace\n",
-            "          path: /spec/chart/spec/nope\n",
+            "          path: /spec/chart/spec/nope/deeper\n",
             "          value: x\n",
             "      target:\n",
             "        kind: HelmRelease\n",

@@ -23,6 +23,36 @@ fn refused(words: &'static [&'static str]) -> Expect {
     Expect::Fails { code: 1, words }
 }
 
+/// A layer resource linked to a file outside the repository.
+fn resource_links_outside(dir: &Path) {
+    prod(dir);
+    let layer = dir.join("infrastructure/controllers");
+    symlink("/etc/passwd", layer.join("leak.yaml")).unwrap();
+    let k = layer.join("kustomization.yaml");
+    let text = fs::read_to_string(&k).unwrap();
+    fs::write(
+        k,
+        text.replace(
+            "  - platform-namespace.yaml",
+            "  - platform-namespace.yaml\n  - leak.yaml",
+        ),
+    )
+    .unwrap();
+}
+
+/// A Flux component path that is a linked directory.
+fn component_is_a_linked_directory(dir: &Path) {
+    prod(dir);
+    symlink("/etc", dir.join("components-elsewhere")).unwrap();
+    let layer = dir.join("cells/eu-west-2-prod/controllers.yaml");
+    let text = fs::read_to_string(&layer).unwrap();
+    fs::write(
+        layer,
+        text.replace("components: []", "components: [../../components-elsewhere]"),
+    )
+    .unwrap();
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -270,6 +300,23 @@ pub fn cases() -> Vec<Case> {
                         .contains("components/karpenter/controllers")
                 );
             }),
+        },
+        // Builds read through no link at all: Flux's artifact has none.
+        Case {
+            name: "a layer resource linked to a file outside the repository",
+            setup: resource_links_outside,
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: refused(&[
+                "infrastructure/controllers/leak.yaml",
+                "symbolic link",
+                "Flux",
+            ]),
+        },
+        Case {
+            name: "a Flux component path that is a linked directory",
+            setup: component_is_a_linked_directory,
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: refused(&["components-elsewhere", "symbolic link"]),
         },
     ]
 }
