@@ -31,6 +31,11 @@ pub fn load_error(file: &Path, e: LoadError) -> BuildError {
             file: file.to_path_buf(),
             field,
         },
+        LoadError::Refused { line, message } => BuildError::Refused {
+            file: file.to_path_buf(),
+            line,
+            message,
+        },
     }
 }
 

@@ -94,6 +94,13 @@ pub enum BuildError {
     },
     #[error("{file}: {message}", file = .file.display())]
     Invalid { file: PathBuf, message: String },
+    /// YAML cellgen refuses to parse (`crate::yaml_depth`).
+    #[error("{file}:{line}: {message}", file = .file.display())]
+    Refused {
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
     #[error("{file}: failed to decode Kubernetes YAML: {message}", file = .file.display())]
     NotKubernetes { file: PathBuf, message: String },
     #[error("{file}: resource `{entry}` does not exist", file = .file.display())]
@@ -144,6 +151,7 @@ impl BuildError {
     pub fn location(&self) -> Option<(&Path, Option<usize>)> {
         match self {
             BuildError::Yaml { file, line, .. } => Some((file, *line)),
+            BuildError::Refused { file, line, .. } => Some((file, Some(*line))),
             BuildError::Unsupported { file, .. }
             | BuildError::Invalid { file, .. }
             | BuildError::NotKubernetes { file, .. }

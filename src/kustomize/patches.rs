@@ -267,6 +267,7 @@ pub fn patches(
             (Err(e), None) => {
                 return Err(match e {
                     BuildError::Yaml { .. }
+                    | BuildError::Refused { .. }
                     | BuildError::Unsupported { .. }
                     | BuildError::NotUtf8 { .. } => e,
                     _ => patch_err(&source, format!("unable to parse SM or JSON patch: {e}")),

@@ -70,6 +70,11 @@ fn generator_env_reads_an_absolute_path(dir: &Path) {
     std::fs::write(k, text).unwrap();
 }
 
+/// `[` 100,000 times, then as many `]`.
+fn brackets() -> String {
+    format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -121,8 +126,7 @@ pub fn cases() -> Vec<Case> {
             expect: Expect::Fails {
                 code: 1,
                 words: &[
-                    "components/deep/component.yaml",
-                    "line 3",
+                    "components/deep/component.yaml:3:",
                     "nest more than 64 levels",
                 ],
             },
@@ -382,6 +386,65 @@ pub fn cases() -> Vec<Case> {
             expect: Expect::Fails {
                 code: 1,
                 words: &["/etc/passwd", "absolute path"],
+            },
+        },
+        // One bound on bracket nesting for every YAML cellgen parses, named at file:line.
+        Case {
+            name: "render of a layer resource nested 100,000 brackets deep",
+            setup: |root| {
+                cell(root);
+                let file = root.join("infrastructure/controllers/platform-namespace.yaml");
+                let mut text = read(&file);
+                text.push_str(&format!("  labels: {{x: {}}}\n", brackets()));
+                std::fs::write(file, text).unwrap();
+            },
+            args: &["render", "eu-west-2-prod", "--layer", "controllers"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "infrastructure/controllers/platform-namespace.yaml:",
+                    "nest more than 64 levels",
+                ],
+            },
+        },
+        Case {
+            name: "a substituted value nested 100,000 brackets deep",
+            setup: |root| {
+                cell(root);
+                let tf = root.join("terraform/cells/eu-west-2-prod/cell-metadata.tf");
+                let text = read(&tf).replace(
+                    "cell_name        = var.name",
+                    &format!("cell_name        = \"{}\"", "[".repeat(100_000)),
+                );
+                std::fs::write(tf, text).unwrap();
+            },
+            args: &["check"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["bad-substitution", "nest more than 64 levels"],
+            },
+        },
+        // Flux builds from source-controller's artifact: what .sourceignore leaves out is not
+        // there for Flux, so a layer referring to it is named with the rule.
+        Case {
+            name: "a layer resource .sourceignore leaves out of Flux's artifact",
+            setup: |root| {
+                cell(root);
+                std::fs::write(
+                    root.join(".sourceignore"),
+                    "# not for Flux\ninfrastructure/**/platform-*.yaml\n",
+                )
+                .unwrap();
+            },
+            args: &["render", "eu-west-2-prod", "--layer", "controllers"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "infrastructure/controllers/kustomization.yaml",
+                    "platform-namespace.yaml",
+                    "left out of Flux's artifact",
+                    ".sourceignore:2",
+                ],
             },
         },
     ]

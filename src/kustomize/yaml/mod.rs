@@ -31,6 +31,8 @@ pub enum LoadError {
     Fails(String),
     /// kustomize accepts it; this port does not reproduce it.
     Unsupported(String),
+    /// cellgen refuses it before parsing (`crate::yaml_depth`); 1-based line in the whole text.
+    Refused { line: usize, message: String },
 }
 
 /// One part of a kyaml-split stream.
@@ -78,6 +80,10 @@ fn split_documents(s: &str) -> Result<Vec<Part<'_>>, LoadError> {
 fn shift(e: LoadError, offset: usize) -> LoadError {
     match e {
         LoadError::Yaml { line, message } => LoadError::Yaml {
+            line: line + offset,
+            message,
+        },
+        LoadError::Refused { line, message } => LoadError::Refused {
             line: line + offset,
             message,
         },

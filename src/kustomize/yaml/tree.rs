@@ -7,7 +7,9 @@ use super::LoadError;
 use super::events::{Event, Parser, ScalarStyle};
 use super::resolve::{self, MERGE, STR};
 
-/// Deeper nesting is refused (kustomize recurses on it too; a bound keeps every walk safe).
+/// Deeper nesting (indentation included) is refused: kustomize recurses on it too, and a bound
+/// keeps every walk of the tree safe. Bracket nesting is bounded far lower, before parsing
+/// (`crate::yaml_depth`).
 pub const MAX_DEPTH: usize = 512;
 
 #[derive(Debug, Clone)]
@@ -77,6 +79,11 @@ enum Open {
 /// Parses the first document of `text` (go-yaml's Decoder.Decode reads one). `None` for
 /// a stream without a document. `v2` selects go-yaml v2's resolution for node tags.
 pub fn parse_first(text: &str, v2: bool) -> Result<Option<Doc>, LoadError> {
+    // libyaml's time grows with the square of bracket nesting: bounded before it parses.
+    crate::yaml_depth::check_yaml(text).map_err(|e| LoadError::Refused {
+        line: e.line,
+        message: e.to_string(),
+    })?;
     let mut parser = Parser::new(text);
     let mut doc = Doc {
         nodes: Vec::new(),
