@@ -60,7 +60,31 @@ impl Plan {
 
     /// The file as it is on disk now, whatever the plan says.
     pub fn read_on_disk(&self, rel: impl AsRef<Path>) -> Result<Option<String>, CellgenError> {
+        self.flux_guard(rel.as_ref())?;
         Ok(self.root.read(rel.as_ref())?.map(|t| t.text))
+    }
+
+    /// What Flux reads (everything but the Terraform stacks, cellgen's own `.cellgen/`, CI
+    /// files and files at the top) may not go through a symbolic link, even one that stays
+    /// inside: source-controller leaves links out of its artifact, so Flux would not see it.
+    fn flux_guard(&self, rel: &Path) -> Result<(), CellgenError> {
+        let mut parts = rel.components();
+        let top = parts.next().map(|c| c.as_os_str().to_owned());
+        let read_by_flux = parts.next().is_some()
+            && top.is_some_and(|t| {
+                !["terraform", ".cellgen", ".github"].contains(&t.to_string_lossy().as_ref())
+            });
+        if !read_by_flux {
+            return Ok(());
+        }
+        match self.root.resolve_traced(rel)? {
+            (_, Some((link, target))) => Err(CellgenError::FluxSymlink {
+                path: rel.to_path_buf(),
+                link,
+                target,
+            }),
+            (_, None) => Ok(()),
+        }
     }
 
     /// Whether the file will exist after the plan. A path that leads out of the repository does
@@ -98,6 +122,7 @@ impl Plan {
             return Ok(());
         }
         let real = self.root.resolve(&rel)?;
+        self.flux_guard(&rel)?;
         let real = real
             .strip_prefix(self.root.canonical())
             .map(Path::to_path_buf)

@@ -40,6 +40,22 @@ fn resource_links_outside(dir: &Path) {
     .unwrap();
 }
 
+/// The controllers layer file moved to `shared/` and linked back from inside the repository.
+fn layer_links_inside(dir: &Path) {
+    prod(dir);
+    fs::create_dir(dir.join("shared")).unwrap();
+    fs::rename(
+        dir.join("cells/eu-west-2-prod/controllers.yaml"),
+        dir.join("shared/controllers.yaml"),
+    )
+    .unwrap();
+    symlink(
+        "../../shared/controllers.yaml",
+        dir.join("cells/eu-west-2-prod/controllers.yaml"),
+    )
+    .unwrap();
+}
+
 /// A Flux component path that is a linked directory.
 fn component_is_a_linked_directory(dir: &Path) {
     prod(dir);
@@ -270,53 +286,61 @@ pub fn cases() -> Vec<Case> {
                 words: &["controllers.yaml", "symbolic links on the way (a loop?)"],
             },
         },
+        // Flux builds from source-controller's artifact, which has no symbolic links: a layer
+        // file (or anything else Flux reads) that is a link, even inside the repository, is
+        // refused for edits and builds alike.
         Case {
-            name: "a link that stays inside the repository is followed and kept",
+            name: "a layer file that links inside the repository is refused, as Flux would not see it",
+            setup: layer_links_inside,
+            args: &["add-component", "karpenter"],
+            expect: refused(&[
+                "cells/eu-west-2-prod/controllers.yaml is a symbolic link (to ../../shared/controllers.yaml)",
+                "Flux's source-controller leaves symbolic links out",
+                "nothing was written",
+            ]),
+        },
+        Case {
+            name: "check on a layer file that links inside the repository",
+            setup: layer_links_inside,
+            args: &["check"],
+            expect: refused(&[
+                "cells/eu-west-2-prod/kustomization.yaml:",
+                "controllers.yaml",
+                "goes through the symbolic link cells/eu-west-2-prod/controllers.yaml",
+                "source-controller",
+            ]),
+        },
+        Case {
+            name: "render of a cell whose layer file links inside the repository",
+            setup: layer_links_inside,
+            args: &["render", PROD],
+            expect: refused(&[
+                "cells/eu-west-2-prod/controllers.yaml",
+                "symbolic link",
+                "Flux would not find it",
+            ]),
+        },
+        // Terraform reads through links: there, a link that stays inside is followed and kept.
+        Case {
+            name: "a Terraform file that links inside the repository is followed and kept",
             setup: |dir| {
                 prod(dir);
                 fs::create_dir(dir.join("shared")).unwrap();
-                fs::rename(
-                    dir.join("cells/eu-west-2-prod/controllers.yaml"),
-                    dir.join("shared/controllers.yaml"),
-                )
-                .unwrap();
-                symlink(
-                    "../../shared/controllers.yaml",
-                    dir.join("cells/eu-west-2-prod/controllers.yaml"),
-                )
-                .unwrap();
+                let tf = "terraform/cells/eu-west-2-prod/cell-metadata.tf";
+                fs::rename(dir.join(tf), dir.join("shared/cell-metadata.tf")).unwrap();
+                symlink("../../../shared/cell-metadata.tf", dir.join(tf)).unwrap();
             },
             args: &["add-component", "karpenter"],
             expect: Expect::Succeeds(|dir, _| {
-                let link = dir.join("cells/eu-west-2-prod/controllers.yaml");
+                let link = dir.join("terraform/cells/eu-west-2-prod/cell-metadata.tf");
                 assert!(
                     fs::symlink_metadata(&link)
                         .unwrap()
                         .file_type()
                         .is_symlink()
                 );
-                assert!(
-                    read(&dir.join("shared/controllers.yaml"))
-                        .contains("components/karpenter/controllers")
-                );
+                assert!(read(&dir.join("shared/cell-metadata.tf")).contains("karpenter"));
             }),
-        },
-        // Builds read through no link at all: Flux's artifact has none.
-        Case {
-            name: "a layer resource linked to a file outside the repository",
-            setup: resource_links_outside,
-            args: &["render", PROD, "--layer", "controllers"],
-            expect: refused(&[
-                "infrastructure/controllers/leak.yaml",
-                "symbolic link",
-                "Flux",
-            ]),
-        },
-        Case {
-            name: "a Flux component path that is a linked directory",
-            setup: component_is_a_linked_directory,
-            args: &["render", PROD, "--layer", "controllers"],
-            expect: refused(&["components-elsewhere", "symbolic link"]),
         },
     ]
 }
