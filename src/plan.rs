@@ -65,15 +65,26 @@ impl Plan {
     }
 
     /// What Flux reads (everything but the Terraform stacks, cellgen's own `.cellgen/`, CI
-    /// files and files at the top) may not go through a symbolic link, even one that stays
-    /// inside: source-controller leaves links out of its artifact, so Flux would not see it.
+    /// files, files at the top and the `component.yaml` of repository components) may not go
+    /// through a symbolic link, even one that stays inside: source-controller leaves links out
+    /// of its artifact, so Flux would not see it. (A component directory that is a link is the
+    /// build's error to report.)
     fn flux_guard(&self, rel: &Path) -> Result<(), CellgenError> {
-        let mut parts = rel.components();
-        let top = parts.next().map(|c| c.as_os_str().to_owned());
-        let read_by_flux = parts.next().is_some()
-            && top.is_some_and(|t| {
-                !["terraform", ".cellgen", ".github"].contains(&t.to_string_lossy().as_ref())
-            });
+        let parts: Vec<_> = rel.components().map(|c| c.as_os_str()).collect();
+        let read_by_flux = match parts.as_slice() {
+            [] | [_] => false,
+            [top, ..]
+                if ["terraform", ".cellgen", ".github"]
+                    .iter()
+                    .any(|t| *top == *t) =>
+            {
+                false
+            }
+            [dir, _, file] => {
+                !(*dir == crate::catalog::COMPONENTS_DIR && *file == crate::catalog::SPEC_FILE)
+            }
+            _ => true,
+        };
         if !read_by_flux {
             return Ok(());
         }

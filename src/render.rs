@@ -473,7 +473,9 @@ pub fn build_error_location(root: &Path, error: &BuildError) -> Option<(PathBuf,
         BuildError::MissingResource { entry, .. }
         | BuildError::OutsideRoot { entry, .. }
         | BuildError::Symlink { entry, .. }
-        | BuildError::Ignored { entry, .. } => Some(entry),
+        | BuildError::Ignored { entry, .. } => Some(entry.as_str()),
+        // The entry naming the directory one level too deep.
+        BuildError::TooDeep { deepest, .. } => deepest.file_name().and_then(|n| n.to_str()),
         _ => None,
     };
     let line = line.or_else(|| match error {

@@ -260,6 +260,12 @@ fn flux_generation_skips_what_the_artifact_leaves_out() {
     let out = build(r.path(), "apps", &[], Mode::Native).unwrap();
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].origin, Path::new("apps/cm.yaml"));
+    if have_kubectl() {
+        // The external fallback builds the same kustomization, on a copy without them.
+        let ext = build(r.path(), "apps", &[], Mode::External).unwrap();
+        assert_eq!(ext.len(), 1, "{ext:?}");
+        assert_eq!(ext[0].object, out[0].object);
+    }
     // A `.sourceignore` pattern replaces the defaults: now `cloudbuild.yaml` is read, and a
     // file the pattern leaves out is an error naming the rule when a kustomization lists it.
     std::fs::write(r.path().join(".sourceignore"), "# CI\n/apps/sub/\n").unwrap();
@@ -277,6 +283,11 @@ fn flux_generation_skips_what_the_artifact_leaves_out() {
     .unwrap();
     let err = build(r.path(), "apps", &[], Mode::Native).unwrap_err();
     assert!(matches!(err, BuildError::Ignored { .. }), "{err:?}");
+    let external = build(r.path(), "apps", &[], Mode::External).unwrap_err();
+    assert!(
+        matches!(external, BuildError::Ignored { .. }),
+        "{external:?}"
+    );
     for word in [
         "apps/kustomization.yaml",
         "sub/cloudbuild.yaml",

@@ -320,6 +320,33 @@ pub fn cases() -> Vec<Case> {
                 "Flux would not find it",
             ]),
         },
+        Case {
+            name: "check on a Flux component path linked inside the repository",
+            setup: |dir| {
+                prod(dir);
+                fs::create_dir_all(dir.join("shared/comp")).unwrap();
+                fs::write(
+                    dir.join("shared/comp/kustomization.yaml"),
+                    "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
+                )
+                .unwrap();
+                fs::create_dir_all(dir.join("components")).unwrap();
+                symlink("../shared/comp", dir.join("components/linked")).unwrap();
+                let layer = dir.join("cells/eu-west-2-prod/controllers.yaml");
+                let text = fs::read_to_string(&layer).unwrap();
+                fs::write(
+                    layer,
+                    text.replace("components: []", "components: [../../components/linked]"),
+                )
+                .unwrap();
+            },
+            args: &["check"],
+            expect: refused(&[
+                "error[bad-component]",
+                "--> cells/eu-west-2-prod/controllers.yaml:",
+                "goes through the symbolic link components/linked",
+            ]),
+        },
         // Terraform reads through links: there, a link that stays inside is followed and kept.
         Case {
             name: "a Terraform file that links inside the repository is followed and kept",
