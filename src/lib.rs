@@ -16,6 +16,7 @@ pub mod journal;
 pub mod keys;
 pub mod kustomize;
 pub mod lock;
+pub mod merge;
 pub mod plan;
 pub mod progress;
 pub mod prompt;
