@@ -30,3 +30,4 @@ pub mod state;
 pub mod substitute;
 pub mod suggest;
 pub mod templates;
+pub mod upgrade;

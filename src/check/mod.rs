@@ -4,6 +4,7 @@
 
 pub mod contract;
 pub mod findings;
+pub mod markers;
 pub mod network;
 pub mod secrets;
 
@@ -117,6 +118,7 @@ pub fn run_observed(
         }
     }
     network::check(&repo.root, &all, &cells, &mut report.findings);
+    markers::check(&repo.root, &repo.config, &cells, &mut report.findings);
     if options.cells.is_empty() && !cells.is_empty() && complete {
         let config_text = std::fs::read_to_string(repo.root.join(CONFIG_FILE)).unwrap_or_default();
         for key in repo.config.keys.keys().filter(|k| !used.contains(*k)) {
