@@ -355,10 +355,15 @@ pub fn track_edits(plan: &mut Plan, cell: &str) -> Result<(), CellgenError> {
 }
 
 /// `track_edits` for the repository's own generated files (`.cellgen/repository.json`): the
-/// scaffold and the shared components a command writes, creates or deletes.
+/// scaffold and the shared components a command writes, creates or deletes. Like a cell's, the
+/// record is started with the repository (or by `upgrade`), not by a later command.
 pub fn track_repository(plan: &mut Plan) -> Result<(), CellgenError> {
     let path = Path::new(REPOSITORY_RECORD);
     let record = load_at(plan, path)?;
+    let new_repository = plan.original(crate::config::CONFIG_FILE) == Some(None);
+    if record.is_none() && !new_repository {
+        return Ok(());
+    }
     let before = match plan.read_on_disk(path)? {
         Some(text) => parse(&text, path.to_path_buf())?,
         None => CellRecord::default(),
