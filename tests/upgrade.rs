@@ -91,6 +91,7 @@ fn append(root: &Path, rel: &str, line: &str) {
     fs::write(&file, text).unwrap();
 }
 
+const KYVERNO_POLICY: &str = "components/kyverno/configs/disallow-privileged-containers.yaml";
 const NOT_GENERATED_YAML: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: team-settings\n  namespace: flux-system\ndata:\n  owner: platform\n";
 const NOT_GENERATED_TF: &str = "# Ours: alarms for the cell.\nresource \"aws_sns_topic\" \"alarms\" {\n  name = \"${var.name}-alarms\"\n}\n";
 
@@ -122,6 +123,13 @@ fn hand_edits(root: &Path) {
         root,
         &format!("terraform/cells/{PROD}/terraform.tfvars"),
         "vpc_cidr = \"10.2.0.0/16\"\n",
+    );
+    // ...and a shared component's file, which 0.1.0 did not record (its base is found by text).
+    replace(
+        root,
+        KYVERNO_POLICY,
+        "message: Privileged containers are not allowed.",
+        "message: Privileged containers are not allowed; ask #platform for an exception.",
     );
     // A resource of the team's own, listed in a file cellgen changes.
     fs::write(
@@ -225,21 +233,22 @@ fn without_schema(text: &str) -> String {
         .join("\n")
 }
 
-/// `git merge-file`'s verdict on the same three versions: how many conflicts Git writes.
-fn git_conflicts(base: &str, ours: &str, theirs: &str) -> i32 {
+/// What `git merge-file` makes of the same three versions: how many conflicts, and the text.
+fn git_merge(base: &str, ours: &str, theirs: &str) -> (i32, String) {
     let dir = temp_dir();
     for (name, text) in [("base", base), ("ours", ours), ("theirs", theirs)] {
         fs::write(dir.path().join(name), text).unwrap();
     }
-    Command::new("git")
+    let out = Command::new("git")
         .current_dir(dir.path())
         .args(["merge-file", "-p", "--diff3", "ours", "base", "theirs"])
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
-        .unwrap()
-        .status
-        .code()
-        .unwrap()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 #[test]
@@ -281,6 +290,7 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
             format!("terraform/cells/{STAGING}/terraform.tfvars"),
             format!("terraform/cells/{PROD}/terraform.tfvars"),
             format!("cells/{DEV}/kustomization.yaml"),
+            KYVERNO_POLICY.to_string(),
             versions.clone(),
         ];
         if rel_str.starts_with(".cellgen/")
@@ -338,16 +348,36 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
         "0.1.0's block is kept:\n{dev_tfvars}"
     );
     assert!(text(&format!("cells/{DEV}/kustomization.yaml")).contains("  - team-settings.yaml\n"));
-    // Where Git's line-based merge conflicts, the structure does not.
+    let policy = text(KYVERNO_POLICY);
+    assert!(
+        policy.contains("ask #platform") && policy.contains("cert-manager, external-dns"),
+        "{policy}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "Merged (your changes and cellgen's):\n  {KYVERNO_POLICY}\n"
+        )),
+        "{stdout}"
+    );
+    // Where Git's line-based merge conflicts (or writes an attribute twice), the structure
+    // does not.
     let base = |rel: &str| read(&fixture_dir().join(rel));
     let theirs = |rel: &str| read(&reference.path().join(rel));
-    for rel in [format!("cells/{PROD}/apps.yaml")] {
-        let ours = String::from_utf8_lossy(&edited[&PathBuf::from(&rel)]).into_owned();
-        assert!(
-            git_conflicts(&base(&rel), &ours, &theirs(&rel)) > 0,
-            "git merges {rel}"
-        );
+    let ours = |rel: &str| String::from_utf8_lossy(&edited[&PathBuf::from(rel)]).into_owned();
+    for rel in [
+        format!("cells/{PROD}/apps.yaml"),
+        format!("terraform/cells/{PROD}/cell-metadata.tf"),
+    ] {
+        let (conflicts, _) = git_merge(&base(&rel), &ours(&rel), &theirs(&rel));
+        assert!(conflicts > 0, "git merges {rel}");
     }
+    let rel = format!("terraform/cells/{PROD}/terraform.tfvars");
+    let (conflicts, merged) = git_merge(&base(&rel), &ours(&rel), &theirs(&rel));
+    assert_eq!(
+        (conflicts, merged.matches("vpc_cidr").count()),
+        (0, 2),
+        "{merged}"
+    );
 
     // Files cellgen did not generate are untouched.
     assert_eq!(
@@ -361,10 +391,8 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
 
     // The conflict, Git-style, with the base Git's history had.
     let conflict = text(&versions);
-    let expected = format!(
-        "<<<<<<< ours\n  required_version = \">= 1.9.0\"\n||||||| base\n  required_version = \">= 1.5.7\"\n=======\n"
-    );
-    assert!(conflict.contains(&expected), "{conflict}");
+    let ours_and_base = "<<<<<<< ours\n  required_version = \">= 1.9.0\"\n||||||| base\n  required_version = \">= 1.5.7\"\n=======\n";
+    assert!(conflict.contains(ours_and_base), "{conflict}");
     assert!(
         conflict.contains(&format!("  required_version = \">= 1.11.0\"\n{LABEL}\n")),
         "{conflict}"
@@ -418,10 +446,7 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
     assert_eq!(code, 1, "{report}");
     assert!(report.contains("error[conflict-marker]"), "{report}");
     assert!(report.contains(&format!("--> {versions}:4")), "{report}");
-    let resolved = conflict.replace(
-        &format!("<<<<<<< ours\n  required_version = \">= 1.9.0\"\n||||||| base\n  required_version = \">= 1.5.7\"\n=======\n"),
-        "",
-    );
+    let resolved = conflict.replace(ours_and_base, "");
     let resolved = resolved.replace(&format!("{LABEL}\n"), "");
     fs::write(root.join(&versions), resolved).unwrap();
     let (code, report) = check(root);
@@ -466,6 +491,12 @@ fn without_git_history_an_edited_file_has_no_base() {
         "required_version = \">= 1.5.7\"",
         "required_version = \">= 1.9.0\"",
     );
+    replace(
+        root,
+        "components/karpenter/configs/ec2nodeclass.yaml",
+        "alias: al2023@latest",
+        "alias: al2023@v20250101",
+    );
     let (code, stdout, _) = upgrade(root, &[]);
     assert_eq!(code, 1);
     assert!(stdout.contains("is not in a Git repository"), "{stdout}");
@@ -473,6 +504,16 @@ fn without_git_history_an_edited_file_has_no_base() {
     assert!(conflict.contains("||||||| base\n=======\n"), "{conflict}");
     // Untouched files need no history: the record's hash says they are as generated.
     assert!(read(&root.join(format!("cells/{PROD}/apps.yaml"))).contains("deletionPolicy"));
+    // A shared component's file 0.1.0 did not record, changed: cellgen's still, base unknown.
+    let node_class = "components/karpenter/configs/ec2nodeclass.yaml";
+    assert!(
+        stdout.contains(&format!("  {node_class} (2; no base: no record, and ")),
+        "{stdout}"
+    );
+    let text = read(&root.join(node_class));
+    assert!(text.contains("<<<<<<< ours\n    - alias: al2023@v20250101\n||||||| base\n=======\n    - alias: ${karpenter_ami_alias}\n"), "{text}");
+    // The alias the cells run is the one cellgen.yaml now pins, in every environment.
+    assert!(read(&root.join("cellgen.yaml")).contains("    prod: al2023@v20250101\n"));
 }
 
 #[test]

@@ -275,17 +275,20 @@ mod tests {
     #[test]
     fn insertions_at_one_point_are_one_region() {
         let regions = regions(&["a", "b"], &["a", "x", "b"], &["z", "a", "y", "b"]);
-        let changed: Vec<(Changed, Range<usize>, Range<usize>, Range<usize>)> = regions
-            .into_iter()
-            .map(|r| (r.changed, r.base, r.ours, r.theirs))
-            .collect();
+        let region =
+            |changed, base: Range<usize>, ours: Range<usize>, theirs: Range<usize>| Region {
+                changed,
+                base,
+                ours,
+                theirs,
+            };
         assert_eq!(
-            changed,
+            regions,
             [
-                (Changed::Theirs, 0..0, 0..0, 0..1),
-                (Changed::Neither, 0..1, 0..1, 1..2),
-                (Changed::Both, 1..1, 1..2, 2..3),
-                (Changed::Neither, 1..2, 2..3, 3..4),
+                region(Changed::Theirs, 0..0, 0..0, 0..1),
+                region(Changed::Neither, 0..1, 0..1, 1..2),
+                region(Changed::Both, 1..1, 1..2, 2..3),
+                region(Changed::Neither, 1..2, 2..3, 3..4),
             ]
         );
     }

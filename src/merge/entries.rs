@@ -99,28 +99,23 @@ fn merge_block(
     if same(ours, theirs) {
         return clean(theirs);
     }
-    if let Some(base) = base {
-        if same(base, ours) {
-            return clean(theirs);
-        }
-        if same(base, theirs) {
-            return clean(ours);
-        }
-    }
-    let (Some(o), Some(t)) = (parse(ours, syntax), parse(theirs, syntax)) else {
-        return textual(base, ours, theirs);
+    // Without a common ancestor a key or item only one side has may be the other's deletion
+    // as well as this side's addition: every difference is a conflict.
+    let Some(base) = base else {
+        return diff3::two_way(ours, theirs);
     };
-    let b = match base {
-        Some(lines) => match parse(lines, syntax) {
-            Some(b) => b,
-            None => return textual(base, ours, theirs),
-        },
-        None => Block {
-            kind: None,
-            indent: None,
-            entries: Vec::new(),
-            tail: Vec::new(),
-        },
+    if same(base, ours) {
+        return clean(theirs);
+    }
+    if same(base, theirs) {
+        return clean(ours);
+    }
+    let (Some(o), Some(t), Some(b)) = (
+        parse(ours, syntax),
+        parse(theirs, syntax),
+        parse(base, syntax),
+    ) else {
+        return diff3::merge(base, ours, theirs);
     };
     let compatible = |x: &Block, y: &Block| {
         x.entries.is_empty() || y.entries.is_empty() || (x.kind == y.kind && x.indent == y.indent)
@@ -131,14 +126,14 @@ fn merge_block(
         || !compatible(&b, &o)
         || !compatible(&b, &t)
     {
-        return textual(base, ours, theirs);
+        return diff3::merge(base, ours, theirs);
     }
     let merger = Merger { syntax };
     let mut chunks = match o.kind {
         Some(Kind::Sequence) => merger.sequence(&b, &o, &t),
         _ => merger.mapping(&b, &o, &t),
     };
-    let tails = textual(base.map(|_| b.tail.as_slice()), &o.tail, &t.tail);
+    let tails = diff3::merge(&b.tail, &o.tail, &t.tail);
     chunks.extend(tails);
     if syntax == Syntax::Hcl && aligned(&o) {
         realign_clean(chunks)

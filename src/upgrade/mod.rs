@@ -444,6 +444,9 @@ struct Request {
     candidates: Vec<String>,
     /// A scaffold file the user deleted stays deleted.
     only_existing: bool,
+    /// Without a record, still cellgen's: a component's files, which only cellgen writes there
+    /// (a scaffold file may be one `init` found and kept).
+    cellgen_path: bool,
 }
 
 impl Request {
@@ -489,6 +492,10 @@ impl Request {
                 },
                 None => match git.newest_of(&self.path, &self.candidates) {
                     Some(text) => Base::Known(text.to_string()),
+                    None if self.cellgen_path => Base::Unknown(match &git.unavailable {
+                        Some(why) => format!("no base: no record, and {why}"),
+                        None => "no base: no record, and no version in the Git history is one cellgen generated".into(),
+                    }),
                     None => Base::NotGenerated,
                 },
             },
@@ -537,6 +544,7 @@ fn cell_requests(
         let entry = record.files.get(path.to_string_lossy().as_ref()).cloned();
         // A component's .tf was not recorded by cellgen 0.1.0: recognised by its text.
         let mut candidates = Vec::new();
+        let mut cellgen_path = false;
         if entry.is_none()
             && let Some(component) = path
                 .file_stem()
@@ -547,6 +555,7 @@ fn cell_requests(
         {
             candidates.extend(component.terraform(templates, name)?);
             candidates.extend(bases::history(&path, ""));
+            cellgen_path = theirs.is_some();
         }
         out.push(Request {
             ours: plan.read(&path)?,
@@ -555,6 +564,7 @@ fn cell_requests(
             entry,
             candidates,
             only_existing: false,
+            cellgen_path,
         });
     }
     Ok(out)
@@ -612,6 +622,7 @@ fn repository_requests(
             entry,
             candidates,
             only_existing,
+            cellgen_path: !only_existing,
         });
     }
     // Files the record names that this cellgen no longer generates, of components still used.
@@ -633,6 +644,7 @@ fn repository_requests(
             entry: Some(entry.clone()),
             candidates: Vec::new(),
             only_existing: true,
+            cellgen_path: true,
         });
     }
     Ok(out)
