@@ -45,7 +45,9 @@ for ((i = n; i < CELLS; i++)); do
   for side in cells terraform/cells; do
     mkdir -p "$repo/$side/$name"
     for f in "$repo/$side/$tpl"/*; do
-      sed "s/$tpl/$name/g" "$f" >"$repo/$side/$name/$(basename "$f")"
+      # Each cell its own VPC block (check refuses overlapping ones): 10.<i>.0.0/16.
+      sed -e "s/$tpl/$name/g" -e "s#\(vpc_cidr *= *\)\"[^\"]*\"#\1\"10.$i.0.0/16\"#" \
+        "$f" >"$repo/$side/$name/$(basename "$f")"
     done
   done
 done

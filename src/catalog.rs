@@ -1,7 +1,13 @@
 //! The component catalog: add-ons embedded in cellgen plus those a repository defines in
 //! `components/<name>/component.yaml`. A repository's definition wins over an embedded one.
+//!
+//! A repository component is checked before anything uses it ([`rules`]), its name may be
+//! neither a file nor an address of the cell's stack ([`crate::stack`]), and the Terraform
+//! generated for it is read back: it declares exactly its four blocks.
 
-use std::collections::BTreeMap;
+mod rules;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -10,15 +16,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::cell::CellName;
 use crate::config::is_dns_label;
+use crate::edit::hcl::{self, syntax};
 use crate::error::CellgenError;
 use crate::plan::Plan;
 use crate::scaffold::Files;
+use crate::stack::StackFacts;
 use crate::suggest;
 use crate::templates::{self, Templates};
+
+pub use rules::{is_dns_subdomain, is_policy_arn};
 
 pub const COMPONENTS_DIR: &str = "components";
 pub const SPEC_FILE: &str = "component.yaml";
 const EMBEDDED_PREFIX: &str = "components/";
+const GENERIC_TEMPLATE: &str = "component-generic/terraform.tf";
 
 /// components/<name>/component.yaml: an optional add-on a cell can run.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -93,11 +104,24 @@ impl Catalog {
     /// Embedded components, then the repository's (read through the plan, so planned files count).
     pub fn load(templates: &Templates, plan: &Plan) -> Result<Catalog, CellgenError> {
         let Catalog { mut components } = Catalog::embedded(templates)?;
+        let mut stack: Option<StackFacts> = None;
         for dir in crate::repo::list_dirs(&plan.root().join(COMPONENTS_DIR))? {
             let path = Path::new(COMPONENTS_DIR).join(&dir).join(SPEC_FILE);
             if let Some(text) = plan.read(&path)? {
-                let spec = parse_spec(&text, &path)?;
                 validate_name(&dir, &path)?;
+                let spec = parse_spec(&text, &path)?;
+                if stack.is_none() {
+                    stack = Some(StackFacts::from_templates(templates)?);
+                }
+                let facts = stack.as_ref().expect("just computed");
+                if let Some(why) = reserved(templates, facts, &dir)? {
+                    return Err(CellgenError::InvalidFile {
+                        path,
+                        message: format!(
+                            "component name `{dir}` is reserved: {why}. Rename the directory components/{dir} (e.g. `team-{dir}`)"
+                        ),
+                    });
+                }
                 components.insert(
                     dir.clone(),
                     Component {
@@ -136,13 +160,21 @@ impl Catalog {
     }
 
     pub fn get(&self, name: &str) -> Result<&Component, CellgenError> {
-        self.components
-            .get(name)
-            .ok_or_else(|| CellgenError::UnknownComponent {
+        self.components.get(name).ok_or_else(|| {
+            let candidates = self.components.keys().map(String::as_str);
+            let mut hint = suggest::hint(&name.to_lowercase(), candidates);
+            if !is_dns_label(name) {
+                hint.insert_str(
+                    0,
+                    " A component name is lowercase letters, digits and dashes.",
+                );
+            }
+            CellgenError::UnknownComponent {
                 name: name.to_string(),
-                hint: suggest::hint(name, self.components.keys().map(String::as_str)),
+                hint,
                 known: self.components.keys().cloned().collect(),
-            })
+            }
+        })
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -151,6 +183,10 @@ impl Catalog {
 }
 
 fn parse_spec(text: &str, path: &Path) -> Result<ComponentSpec, CellgenError> {
+    crate::edit::depth::check_yaml(text).map_err(|e| CellgenError::InvalidFile {
+        path: path.to_path_buf(),
+        message: format!("line {}: {e}", e.line),
+    })?;
     let spec: ComponentSpec = yaml_serde::from_str(text).map_err(|e| CellgenError::InvalidFile {
         path: path.to_path_buf(),
         message: format!(
@@ -158,24 +194,52 @@ fn parse_spec(text: &str, path: &Path) -> Result<ComponentSpec, CellgenError> {
             e.location().map(|l| format!("line {}: ", l.line())).unwrap_or_default()
         ),
     })?;
-    for key in spec.keys.keys() {
-        if !crate::keys::is_valid_key_name(key) {
-            return Err(CellgenError::InvalidFile {
-                path: path.to_path_buf(),
-                message: format!(
-                    "key `{key}` is not a valid Flux variable name (letters, digits, underscores; e.g. `{}`)",
-                    key.replace(['-', '.'], "_")
-                ),
-            });
-        }
-    }
-    if spec.layers.is_empty() {
-        return Err(CellgenError::InvalidFile {
-            path: path.to_path_buf(),
-            message: "`layers` is empty: a component adds at least one layer".into(),
-        });
-    }
+    rules::validate(&spec, path, text)?;
     Ok(spec)
+}
+
+/// Why a repository component may not be called `name`: its Terraform file would be a file of
+/// the stack, or the blocks generated for it would declare an address the stack declares.
+fn reserved(
+    templates: &Templates,
+    stack: &StackFacts,
+    name: &str,
+) -> Result<Option<String>, CellgenError> {
+    if stack.files.contains(name) {
+        return Ok(Some(format!(
+            "terraform/cells/<cell>/{name}.tf is a file of the cell's stack"
+        )));
+    }
+    let sample = Component {
+        name: name.to_string(),
+        spec: ComponentSpec {
+            description: String::new(),
+            requires: Vec::new(),
+            layers: Vec::new(),
+            keys: IndexMap::new(),
+            identity: Some(Identity {
+                namespace: "sample".into(),
+                service_account: "sample".into(),
+                policy_arns: Vec::new(),
+            }),
+            depends_on: Vec::new(),
+        },
+        origin: Origin::Repository,
+    };
+    let cell = CellName::parse("eu-west-2-prod", &crate::config::default_environments())?;
+    let text = sample.terraform(templates, &cell)?.unwrap_or_default();
+    let body = hcl::parse_body(&text).map_err(|e| CellgenError::Template {
+        name: GENERIC_TEMPLATE.into(),
+        message: e.to_string(),
+    })?;
+    Ok(syntax::declared(&text, &body).into_iter().find_map(|d| {
+        stack.addresses.get(&d.address).map(|file| {
+            format!(
+                "its Terraform would declare `{}`, which the stack's {file} declares",
+                d.address
+            )
+        })
+    }))
 }
 
 fn validate_name(name: &str, path: &Path) -> Result<(), CellgenError> {
@@ -224,15 +288,33 @@ impl Component {
             .collect()
     }
 
-    /// What `kubernetes_config_map_v1.cell_metadata` must wait for.
+    /// What `kubernetes_config_map_v1.cell_metadata` must wait for: for a repository component
+    /// with an identity, the role's association and its policy attachments (a key must not
+    /// appear before the permissions it stands for), then what the component lists.
     pub fn depends_on(&self) -> Vec<String> {
-        if !self.spec.depends_on.is_empty()
-            || self.spec.identity.is_none()
-            || self.origin == Origin::Embedded
-        {
-            return self.spec.depends_on.clone();
+        let mut deps = Vec::new();
+        if self.origin == Origin::Repository && self.spec.identity.is_some() {
+            deps.push(format!("aws_eks_pod_identity_association.{}", self.ident()));
+            deps.push(format!("aws_iam_role_policy_attachment.{}", self.ident()));
         }
-        vec![format!("aws_eks_pod_identity_association.{}", self.ident())]
+        for dep in &self.spec.depends_on {
+            if !deps.contains(dep) {
+                deps.push(dep.clone());
+            }
+        }
+        deps
+    }
+
+    /// The addresses the generic Terraform of a repository component declares.
+    fn generic_addresses(&self) -> BTreeSet<String> {
+        let ident = self.ident();
+        [
+            format!("data.aws_iam_policy_document.{ident}_trust"),
+            format!("aws_iam_role.{ident}"),
+            format!("aws_iam_role_policy_attachment.{ident}"),
+            format!("aws_eks_pod_identity_association.{ident}"),
+        ]
+        .into()
     }
 
     /// The cell's Terraform file for the component, if it has an identity.
@@ -244,6 +326,8 @@ impl Component {
         let Some(identity) = &self.spec.identity else {
             return Ok(None);
         };
+        // Every value from component.yaml arrives validated (rules.rs) and is still escaped
+        // here: strings as HCL string literals, the description folded onto one comment line.
         #[derive(Serialize)]
         struct Context<'a> {
             cell: &'a str,
@@ -251,8 +335,10 @@ impl Component {
             environment: &'a str,
             component: &'a str,
             ident: String,
-            description: &'a str,
-            identity: &'a Identity,
+            description: String,
+            namespace: String,
+            service_account: String,
+            policy_arns: Vec<String>,
         }
         let context = Context {
             cell: &cell.name,
@@ -260,13 +346,104 @@ impl Component {
             environment: &cell.environment,
             component: &self.name,
             ident: self.ident(),
-            description: &self.spec.description,
-            identity,
+            description: syntax::comment_text(&self.spec.description),
+            namespace: syntax::string_literal(&identity.namespace),
+            service_account: syntax::string_literal(&identity.service_account),
+            policy_arns: identity
+                .policy_arns
+                .iter()
+                .map(|a| syntax::string_literal(a))
+                .collect(),
         };
         let template = match self.origin {
             Origin::Embedded => format!("{EMBEDDED_PREFIX}{}/terraform.tf", self.name),
-            Origin::Repository => "component-generic/terraform.tf".to_string(),
+            Origin::Repository => GENERIC_TEMPLATE.to_string(),
         };
-        templates.render(&template, context).map(Some)
+        let text = templates.render(&template, context)?;
+        // Read back: it parses, and a repository component declares its four blocks, no more.
+        let body = hcl::parse_body(&text).map_err(|e| CellgenError::Template {
+            name: template.clone(),
+            message: format!("component `{}`: {e}", self.name),
+        })?;
+        if self.origin == Origin::Repository {
+            let declared: BTreeSet<String> = syntax::declared(&text, &body)
+                .into_iter()
+                .map(|d| d.address)
+                .collect();
+            if declared != self.generic_addresses() {
+                return Err(CellgenError::Template {
+                    name: template,
+                    message: format!(
+                        "component `{}`: the generated Terraform declares {declared:?}, not the role, attachment and association alone",
+                        self.name
+                    ),
+                });
+            }
+        }
+        Ok(Some(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_embedded_component_takes_a_stack_name_and_the_issue_names_are_reserved() {
+        let templates = Templates::new();
+        let stack = StackFacts::from_templates(&templates).unwrap();
+        for name in Catalog::embedded(&templates).unwrap().names() {
+            assert_eq!(reserved(&templates, &stack, &name).unwrap(), None, "{name}");
+        }
+        for name in [
+            "app",
+            "app-abac",
+            "app-role",
+            "flux",
+            "cni",
+            "cluster",
+            "network",
+            "variables",
+            "versions",
+            "outputs",
+            "providers",
+            "backend",
+            "egress",
+            "cell-metadata",
+        ] {
+            assert!(
+                reserved(&templates, &stack, name).unwrap().is_some(),
+                "{name}"
+            );
+        }
+        assert_eq!(reserved(&templates, &stack, "billing").unwrap(), None);
+    }
+
+    #[test]
+    fn a_repository_component_waits_for_its_attachments() {
+        let component = Component {
+            name: "team-agent".into(),
+            spec: ComponentSpec {
+                description: "x".into(),
+                requires: Vec::new(),
+                layers: vec!["apps".into()],
+                keys: IndexMap::new(),
+                identity: Some(Identity {
+                    namespace: "team".into(),
+                    service_account: "agent".into(),
+                    policy_arns: Vec::new(),
+                }),
+                depends_on: vec!["module.extra".into()],
+            },
+            origin: Origin::Repository,
+        };
+        assert_eq!(
+            component.depends_on(),
+            [
+                "aws_eks_pod_identity_association.team_agent",
+                "aws_iam_role_policy_attachment.team_agent",
+                "module.extra"
+            ]
+        );
     }
 }

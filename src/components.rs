@@ -161,6 +161,7 @@ impl Adding<'_> {
     fn add(&mut self, plan: &mut Plan, name: &str) -> Result<(), CellgenError> {
         let (templates, catalog, cell) = (self.templates, self.catalog, self.cell);
         let component = catalog.get(name)?;
+        check_requires(catalog, component)?;
         let (mut config, _) = planned_config(plan)?;
         let present = cell_components(plan, &config, &cell.name)?;
         if present.contains(name) {
@@ -223,16 +224,14 @@ impl Adding<'_> {
             )?;
         }
         let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
+        let entries: Vec<(String, String)> = component
+            .spec
+            .keys
+            .iter()
+            .map(|(key, spec)| (key.clone(), spec.terraform.clone()))
+            .collect();
         edit(plan, &metadata, |text| {
-            let mut text = text.to_string();
-            for (key, spec) in &component.spec.keys {
-                text = hcl::add_data_entry(&text, key, &spec.terraform)
-                    .map_err(|e| invalid(&metadata, e))?;
-            }
-            for dep in component.depends_on() {
-                text = hcl::add_depends_on(&text, &dep).map_err(|e| invalid(&metadata, e))?;
-            }
-            Ok(text)
+            hcl::add(text, &entries, &component.depends_on()).map_err(|e| invalid(&metadata, e))
         })?;
 
         // The contract: keys new to the repository bump the schema, on both sides.
@@ -244,15 +243,15 @@ impl Adding<'_> {
             .collect();
         if !new_keys.is_empty() {
             let schema = config.schema + 1;
-            let entries: Vec<(String, Vec<(&str, String)>)> = new_keys
+            let entries: Vec<(String, Vec<(&str, yaml::Field)>)> = new_keys
                 .iter()
                 .map(|(key, spec)| {
                     let fields = vec![
-                        ("description", yaml::scalar(&spec.description)),
-                        ("example", yaml::scalar(&spec.example)),
-                        ("terraform", yaml::scalar(&spec.terraform)),
-                        ("component", yaml::scalar(name)),
-                        ("since", schema.to_string()),
+                        ("description", yaml::Field::Str(spec.description.clone())),
+                        ("example", yaml::Field::Str(spec.example.clone())),
+                        ("terraform", yaml::Field::Str(spec.terraform.clone())),
+                        ("component", yaml::Field::Str(name.to_string())),
+                        ("since", yaml::Field::Int(schema)),
                     ];
                     ((*key).clone(), fields)
                 })
@@ -267,7 +266,9 @@ impl Adding<'_> {
         }
         self.stack.pop();
         self.outcome.changed.push(name.to_string());
-        validate_edits(plan, &cell.name)
+        validate_edits(plan, &cell.name)?;
+        // The component's blocks joined the stack: no address may now be declared twice.
+        crate::stack::check_addresses(plan, &cell.name)
     }
 }
 
@@ -279,6 +280,53 @@ fn validate_edits(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
         hcl::read(&text).map_err(|e| invalid(&metadata, e))?;
     }
     Ok(())
+}
+
+/// What a component requires must be components (a typo is not a missing requirement).
+fn check_requires(catalog: &Catalog, component: &Component) -> Result<(), CellgenError> {
+    for required in &component.spec.requires {
+        if !catalog.components.contains_key(required) {
+            return Err(invalid(
+                &spec_path(component),
+                format!(
+                    "`requires` lists `{required}`, which is not a component.{}",
+                    crate::suggest::hint(required, catalog.components.keys().map(String::as_str))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A component's keys are its own: a key the contract has for the base or for another
+/// component would be written twice, and removed with the wrong owner.
+fn check_key_owners(config: &Config, component: &Component) -> Result<(), CellgenError> {
+    for key in component.spec.keys.keys() {
+        let Some(spec) = config.keys.get(key) else {
+            continue;
+        };
+        if spec.component.as_deref() == Some(component.name.as_str()) {
+            continue;
+        }
+        let owner = match &spec.component {
+            Some(other) => format!("component `{other}`"),
+            None => "the base contract".to_string(),
+        };
+        return Err(invalid(
+            &spec_path(component),
+            format!(
+                "key `{key}` is already in cellgen.yaml for {owner}; a component brings keys of its own: rename it (e.g. `{}_{key}`)",
+                component.ident()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn spec_path(component: &Component) -> PathBuf {
+    Path::new(COMPONENTS_DIR)
+        .join(&component.name)
+        .join(crate::catalog::SPEC_FILE)
 }
 
 /// Removes `name` from `cell`: the exact inverse of `add`.
@@ -330,15 +378,9 @@ pub fn remove(
         plan.delete(tf)?;
     }
     let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
+    let keys: Vec<String> = component.spec.keys.keys().cloned().collect();
     edit(plan, &metadata, |text| {
-        let mut text = text.to_string();
-        for key in component.spec.keys.keys() {
-            text = hcl::remove_data_entry(&text, key).map_err(|e| invalid(&metadata, e))?;
-        }
-        for dep in component.depends_on() {
-            text = hcl::remove_depends_on(&text, &dep).map_err(|e| invalid(&metadata, e))?;
-        }
-        Ok(text)
+        hcl::remove(text, &keys, &component.depends_on()).map_err(|e| invalid(&metadata, e))
     })?;
 
     // The shared component and its keys stay while any other cell runs it.
@@ -423,16 +465,15 @@ fn validate_component(
     config: &Config,
     component: &Component,
 ) -> Result<(), CellgenError> {
-    let spec_path = Path::new(COMPONENTS_DIR)
-        .join(&component.name)
-        .join(crate::catalog::SPEC_FILE);
+    let spec_path = spec_path(component);
     for layer in &component.spec.layers {
         if config.layer(layer).is_none() {
             return Err(invalid(
                 &spec_path,
                 format!(
-                    "layer `{layer}` is not a layer of this repository (cellgen.yaml has: {})",
-                    config.layer_names().join(", ")
+                    "layer `{layer}` is not a layer of this repository (cellgen.yaml has: {}).{}",
+                    config.layer_names().join(", "),
+                    crate::suggest::hint(layer, config.layer_names())
                 ),
             ));
         }
@@ -449,7 +490,7 @@ fn validate_component(
             }
         }
     }
-    Ok(())
+    check_key_owners(config, component)
 }
 
 #[cfg(test)]

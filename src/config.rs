@@ -258,6 +258,12 @@ pub fn ami_alias_problem(alias: &str) -> Option<String> {
 impl Config {
     /// Parses and validates `cellgen.yaml` text; `path` is only used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, CellgenError> {
+        // Before any parser: libyaml is quadratic in bracket nesting.
+        crate::edit::depth::check_yaml(text).map_err(|e| CellgenError::MalformedConfig {
+            path: path.to_path_buf(),
+            line: Some(e.line),
+            message: e.to_string(),
+        })?;
         let config: Config =
             yaml_serde::from_str(text).map_err(|err| CellgenError::MalformedConfig {
                 path: path.to_path_buf(),
@@ -281,7 +287,10 @@ impl Config {
                     .into(),
             ));
         }
-        for env in &self.environments {
+        for (i, env) in self.environments.iter().enumerate() {
+            if self.environments[..i].contains(env) {
+                return Err(fail(env, format!("environment `{env}` is listed twice")));
+            }
             if env.is_empty()
                 || !env
                     .bytes()

@@ -3,6 +3,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let matches = cellgen::cli::Cli::command()
         .color(cellgen::color::clap_choice(&args))
@@ -18,5 +19,16 @@ fn main() -> ExitCode {
                 .map_or(1, |e| e.exit_code());
             ExitCode::from(code)
         }
+    }
+}
+
+/// `cellgen list | head` must end quietly, as other Unix tools do, not panic in `println!`. Rust
+/// ignores SIGPIPE by default; restore the default action. Applies never write to stdout, and
+/// the journal repairs an interrupted one anyway.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first in main, before any thread exists; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -1,187 +1,38 @@
-//! What Flux would apply for a cell: each layer's Flux Kustomization is built (`spec.path` plus
-//! `spec.components`) and every object substituted from `postBuild`. Builds are cached by
-//! (path, components), so cells that share layers build them once and only substitute.
+//! What Flux would apply for a cell, in kustomize-controller's order:
+//!
+//! 1. `cells/<cell>` is built (what the bootstrap Kustomization applies); its Flux
+//!    Kustomizations are the cell's layers;
+//! 2. each layer's `spec.path` is built with the fields Flux writes into its kustomization
+//!    (components, patches, images, name prefix/suffix, target namespace; see
+//!    `kustomize::FluxFields`);
+//! 3. every object is substituted from `postBuild` (`substituteFrom` in order, later wins,
+//!    inline `substitute` over all; a ConfigMap or Secret source the cell renders itself is read
+//!    from that rendering);
+//! 4. `commonMetadata` is set on every object.
+//!
+//! Builds are cached by (path, fields), so cells that share layers build them once.
 
-use std::collections::{BTreeMap, HashMap};
+pub mod layer;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Deserialize;
+use base64::Engine;
 use serde_json::Value;
 
-use crate::kustomize::{self, BuildError, Mode, Resource};
+use crate::kustomize::{self, BuildError, FluxFields, Mode, Resource};
 use crate::substitute::{PostBuild, SubstError, SubstituteOptions, Vars, substitute_object};
+pub use layer::{BOOTSTRAP, FluxLayer, ObjectRef, PostBuildSpec, SubstituteRef, Unsupported};
 
-/// A Flux Kustomization as cellgen needs it: where it builds from and how it substitutes.
-#[derive(Debug, Clone)]
-pub struct FluxLayer {
-    pub name: String,
-    /// Repository-relative path of the file that declares it.
-    pub file: PathBuf,
-    /// The file's text, to point at lines.
-    pub text: String,
-    pub path: String,
-    pub components: Vec<String>,
-    pub substitute: BTreeMap<String, String>,
-    pub substitute_from: Vec<SubstituteRef>,
-    pub strategy_always: bool,
-}
+/// A build, shared between the cells that use it.
+pub type Built = Arc<Result<Vec<Resource>, Arc<BuildError>>>;
 
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct SubstituteRef {
-    pub kind: String,
-    pub name: String,
-    #[serde(default)]
-    pub optional: bool,
-}
-
-#[derive(Deserialize)]
-struct RawObject {
-    #[serde(default, rename = "apiVersion")]
-    api_version: String,
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    metadata: RawMetadata,
-    #[serde(default)]
-    spec: RawSpec,
-}
-
-#[derive(Deserialize, Default)]
-struct RawMetadata {
-    #[serde(default)]
-    name: String,
-}
-
-#[derive(Deserialize, Default)]
-struct RawSpec {
-    #[serde(default)]
-    path: String,
-    #[serde(default)]
-    components: Vec<String>,
-    #[serde(default, rename = "postBuild")]
-    post_build: RawPostBuild,
-}
-
-#[derive(Deserialize, Default)]
-struct RawPostBuild {
-    #[serde(default)]
-    substitute: BTreeMap<String, String>,
-    #[serde(default, rename = "substituteFrom")]
-    substitute_from: Vec<SubstituteRef>,
-    #[serde(default, rename = "substituteStrategy")]
-    substitute_strategy: Option<String>,
-}
-
-/// Why a cell's layers cannot be listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LayerError {
-    pub file: PathBuf,
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-/// The Flux Kustomizations a cell lists: every `resources` entry of `cells/<cell>/kustomization.yaml`.
-pub fn cell_layers(root: &Path, cell: &str) -> Result<Vec<FluxLayer>, LayerError> {
-    let dir = Path::new(crate::repo::CELLS_DIR).join(cell);
-    let kustomization = dir.join("kustomization.yaml");
-    let text = read(root, &kustomization)?;
-    #[derive(Deserialize)]
-    struct CellKustomization {
-        #[serde(default)]
-        resources: Vec<String>,
-    }
-    let parsed: CellKustomization =
-        yaml_serde::from_str(&text).map_err(|e| yaml_error(&kustomization, &e))?;
-    let mut layers = Vec::new();
-    for resource in parsed.resources {
-        let file = dir.join(&resource);
-        if root.join(&file).is_dir() {
-            continue; // e.g. flux-system/, written by bootstrap
-        }
-        let text = read(root, &file).map_err(|mut e| {
-            e.file = kustomization.clone();
-            e.line = crate::config::line_of(&text, &resource);
-            e.message = format!("lists `{resource}`, which does not exist");
-            e
-        })?;
-        for doc in yaml_serde::Deserializer::from_str(&text) {
-            let raw = RawObject::deserialize(doc).map_err(|e| yaml_error(&file, &e))?;
-            if raw.kind != "Kustomization"
-                || !raw.api_version.starts_with("kustomize.toolkit.fluxcd.io/")
-            {
-                continue;
-            }
-            layers.push(FluxLayer {
-                name: raw.metadata.name,
-                file: file.clone(),
-                text: text.clone(),
-                path: raw.spec.path,
-                components: raw.spec.components,
-                substitute: raw.spec.post_build.substitute,
-                substitute_from: raw.spec.post_build.substitute_from,
-                strategy_always: raw.spec.post_build.substitute_strategy.as_deref()
-                    == Some("Always"),
-            });
-        }
-    }
-    Ok(layers)
-}
-
-fn read(root: &Path, rel: &Path) -> Result<String, LayerError> {
-    std::fs::read_to_string(root.join(rel)).map_err(|e| LayerError {
-        file: rel.to_path_buf(),
-        line: None,
-        message: format!("cannot read: {e}"),
-    })
-}
-
-fn yaml_error(file: &Path, e: &yaml_serde::Error) -> LayerError {
-    LayerError {
-        file: file.to_path_buf(),
-        line: e.location().map(|l| l.line()),
-        message: format!("not a valid Flux Kustomization: {e}"),
-    }
-}
-
-impl SubstituteRef {
-    /// Whether this is the `cell-metadata` ConfigMap Terraform writes.
-    pub fn is_cell_metadata(&self) -> bool {
-        self.kind == "ConfigMap" && self.name == crate::check::METADATA_CONFIGMAP
-    }
-}
-
-impl FluxLayer {
-    /// `spec.path` without `./`, as a repository-relative path.
-    pub fn build_path(&self) -> String {
-        self.path
-            .trim_start_matches("./")
-            .trim_end_matches('/')
-            .to_string()
-    }
-
-    /// The variables Flux would substitute, with `data` standing for the cell-metadata
-    /// ConfigMap and `others` for any other ConfigMap/Secret the layer names (absent = unknown).
-    pub fn post_build(
-        &self,
-        sources: &dyn Fn(&SubstituteRef) -> Option<BTreeMap<String, String>>,
-    ) -> PostBuild {
-        PostBuild {
-            substitute: self.substitute.clone(),
-            substitute_from: self.substitute_from.iter().filter_map(sources).collect(),
-            strategy_always: self.strategy_always,
-            strict: true,
-        }
-    }
-}
-
-type Built = Arc<Result<Vec<Resource>, Arc<BuildError>>>;
-
-/// Builds keyed by (path, components): cells share layers.
+/// Builds keyed by (path, Flux fields): cells share layers.
 pub struct BuildCache {
     root: PathBuf,
     mode: Mode,
-    builds: HashMap<(String, Vec<String>), Built>,
+    builds: HashMap<(String, FluxFields), Built>,
 }
 
 impl BuildCache {
@@ -193,16 +44,15 @@ impl BuildCache {
         }
     }
 
-    pub fn build(&mut self, layer: &FluxLayer) -> Built {
-        let key = (layer.build_path(), layer.components.clone());
+    pub fn build(&mut self, path: &str, flux: &FluxFields) -> Built {
+        if let Some(built) = self.builds.get(&(path.to_string(), flux.clone())) {
+            return built.clone();
+        }
+        let built: Built =
+            Arc::new(kustomize::build_flux(&self.root, path, flux, self.mode).map_err(Arc::new));
         self.builds
-            .entry(key)
-            .or_insert_with_key(|(path, components)| {
-                Arc::new(
-                    kustomize::build(&self.root, path, components, self.mode).map_err(Arc::new),
-                )
-            })
-            .clone()
+            .insert((path.to_string(), flux.clone()), built.clone());
+        built
     }
 
     pub fn distinct_builds(&self) -> usize {
@@ -210,24 +60,407 @@ impl BuildCache {
     }
 }
 
-/// One object after substitution, or why it failed.
-pub struct RenderedObject<'a> {
-    pub resource: &'a Resource,
-    pub result: Result<Value, SubstError>,
+/// Why a cell cannot be rendered at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
 }
 
-pub fn substitute_all<'a>(
-    resources: &'a [Resource],
-    vars: &Vars,
-    options: &SubstituteOptions,
-) -> Vec<RenderedObject<'a>> {
-    resources
+/// Where a `substituteFrom` entry's variables come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The cell-metadata ConfigMap Terraform writes (the sample).
+    CellMetadata,
+    /// A ConfigMap or Secret the cell renders: in a layer, or (`None`) in the cell's directory.
+    Rendered { layer: Option<String> },
+    /// Not rendered by the cell and `optional`: Flux skips a missing optional source.
+    SkippedOptional,
+    /// Not rendered by the cell: it may exist in the cluster, cellgen cannot see it.
+    Unseen,
+}
+
+/// One layer of a cell, rendered.
+pub struct RenderedLayer {
+    pub layer: FluxLayer,
+    pub build: Built,
+    /// One per `substituteFrom` entry, in order.
+    pub sources: Vec<Source>,
+    pub vars: Vars,
+    /// Whether Flux substitutes this layer's objects at all (`postBuild` set, and variables
+    /// defined or `substituteStrategy: Always`).
+    pub substitutes: bool,
+    /// One per built resource: the object as Flux applies it, or why substitution fails.
+    pub objects: Vec<Result<Value, SubstError>>,
+}
+
+impl RenderedLayer {
+    pub fn resources(&self) -> &[Resource] {
+        match self.build.as_ref() {
+            Ok(resources) => resources,
+            Err(_) => &[],
+        }
+    }
+
+    /// Built resources next to what Flux applies for each.
+    pub fn pairs(&self) -> impl Iterator<Item = (&Resource, &Result<Value, SubstError>)> {
+        self.resources().iter().zip(&self.objects)
+    }
+}
+
+/// A Flux Kustomization of the cell's directory that cellgen could not read.
+pub struct InvalidLayer {
+    pub name: String,
+    pub file: PathBuf,
+    pub object: Value,
+    pub message: String,
+}
+
+/// Everything a cell applies.
+pub struct RenderedCell {
+    /// The objects of `cells/<cell>`, layers included (the bootstrap Kustomization applies them
+    /// without substitution).
+    pub cell_objects: Built,
+    pub layers: Vec<RenderedLayer>,
+    pub invalid: Vec<InvalidLayer>,
+}
+
+impl RenderedCell {
+    pub fn cell_resources(&self) -> &[Resource] {
+        match self.cell_objects.as_ref() {
+            Ok(resources) => resources,
+            Err(_) => &[],
+        }
+    }
+}
+
+/// The cell's directory, built, and the Flux Kustomizations in it: what `render_layers` renders.
+pub struct CellLayers {
+    pub cell_objects: Built,
+    pub layers: Vec<FluxLayer>,
+    pub invalid: Vec<InvalidLayer>,
+}
+
+impl CellLayers {
+    /// The components the cell runs: `spec.components` entries of its layers that resolve below
+    /// `components/`.
+    pub fn components(&self) -> BTreeSet<String> {
+        let mut names = BTreeSet::new();
+        for layer in &self.layers {
+            for reference in &layer.flux.components {
+                if let Some(resolved) =
+                    crate::components::resolve_ref(&layer.build_path(), reference)
+                    && let Ok(rest) = resolved.strip_prefix(crate::catalog::COMPONENTS_DIR)
+                    && let Some(std::path::Component::Normal(name)) = rest.components().next()
+                {
+                    names.insert(name.to_string_lossy().into_owned());
+                }
+            }
+        }
+        names
+    }
+}
+
+/// Builds `cells/<cell>` (what the bootstrap Kustomization applies) and reads its layers.
+pub fn load_cell(
+    root: &Path,
+    cell: &str,
+    cache: &mut BuildCache,
+) -> Result<CellLayers, LayerError> {
+    let dir = format!("{}/{cell}", crate::repo::CELLS_DIR);
+    let cell_objects = cache.build(&dir, &FluxFields::flux());
+    let resources = match cell_objects.as_ref() {
+        Ok(resources) => resources,
+        Err(e) => return Err(cell_error(root, &dir, e)),
+    };
+    let mut layers = Vec::new();
+    let mut invalid = Vec::new();
+    for resource in resources {
+        if !layer::is_flux_kustomization(&resource.object) {
+            continue;
+        }
+        match FluxLayer::parse(&resource.object, resource.origin.clone()) {
+            // The bootstrap Kustomization syncs the cell's directory itself.
+            Ok(l) if l.build_path() == dir => {}
+            Ok(l) => layers.push(l),
+            Err(message) => invalid.push(InvalidLayer {
+                name: str_at(&resource.object, "/metadata/name").to_string(),
+                file: resource.origin.clone(),
+                object: resource.object.clone(),
+                message,
+            }),
+        }
+    }
+    Ok(CellLayers {
+        cell_objects,
+        layers: dependency_order(layers),
+        invalid,
+    })
+}
+
+/// Renders every layer of `cell`; `metadata` is the cell-metadata ConfigMap's data.
+pub fn render_cell(
+    root: &Path,
+    cell: &str,
+    metadata: &BTreeMap<String, String>,
+    cache: &mut BuildCache,
+) -> Result<RenderedCell, LayerError> {
+    Ok(render_layers(
+        load_cell(root, cell, cache)?,
+        metadata,
+        cache,
+    ))
+}
+
+/// Builds and substitutes the layers of a loaded cell.
+pub fn render_layers(
+    cell: CellLayers,
+    metadata: &BTreeMap<String, String>,
+    cache: &mut BuildCache,
+) -> RenderedCell {
+    let CellLayers {
+        cell_objects,
+        layers,
+        invalid,
+    } = cell;
+    let resources: &[Resource] = match cell_objects.as_ref() {
+        Ok(resources) => resources,
+        Err(_) => &[],
+    };
+    let builds: Vec<Built> = layers
         .iter()
-        .map(|resource| RenderedObject {
-            resource,
-            result: substitute_object(&resource.object, vars, options),
+        .map(|l| cache.build(&l.build_path(), &l.flux))
+        .collect();
+    let mut renderer = Renderer {
+        cell_resources: resources,
+        layers: &layers,
+        builds: &builds,
+        metadata,
+        done: vec![None; layers.len()],
+        in_progress: vec![false; layers.len()],
+    };
+    for i in 0..layers.len() {
+        renderer.render(i);
+    }
+    let done = renderer.done;
+    let rendered = layers
+        .into_iter()
+        .zip(builds)
+        .zip(done)
+        .map(|((layer, build), done)| {
+            let (sources, vars, substitutes, objects) = done.expect("every layer is rendered once");
+            RenderedLayer {
+                layer,
+                build,
+                sources,
+                vars,
+                substitutes,
+                objects,
+            }
         })
-        .collect()
+        .collect();
+    RenderedCell {
+        cell_objects: cell_objects.clone(),
+        layers: rendered,
+        invalid,
+    }
+}
+
+/// Layers in the order Flux reconciles them: a layer after the ones it depends on, otherwise
+/// as the cell's directory lists them.
+fn dependency_order(mut layers: Vec<FluxLayer>) -> Vec<FluxLayer> {
+    let mut ordered: Vec<FluxLayer> = Vec::with_capacity(layers.len());
+    while !layers.is_empty() {
+        let ready = layers
+            .iter()
+            .position(|l| {
+                l.depends_on.iter().all(|d| {
+                    !layers
+                        .iter()
+                        .any(|o| o.name == d.name && o.namespace == d.namespace)
+                })
+            })
+            // A cycle (reported by check): keep the listed order.
+            .unwrap_or(0);
+        ordered.push(layers.remove(ready));
+    }
+    ordered
+}
+
+type Done = (Vec<Source>, Vars, bool, Vec<Result<Value, SubstError>>);
+
+/// Renders layers in the order their `substituteFrom` sources need: a layer reading a ConfigMap
+/// another layer renders is substituted after it (a cycle leaves the source unseen).
+struct Renderer<'a> {
+    cell_resources: &'a [Resource],
+    layers: &'a [FluxLayer],
+    builds: &'a [Built],
+    metadata: &'a BTreeMap<String, String>,
+    done: Vec<Option<Done>>,
+    in_progress: Vec<bool>,
+}
+
+impl Renderer<'_> {
+    fn render(&mut self, i: usize) {
+        if self.done[i].is_some() || self.in_progress[i] {
+            return;
+        }
+        self.in_progress[i] = true;
+        let layer = &self.layers[i];
+        let mut sources = Vec::new();
+        let mut data = Vec::new();
+        for reference in layer.substitute_from() {
+            let (source, values) = self.source(i, reference);
+            sources.push(source);
+            data.extend(values);
+        }
+        let post_build = PostBuild {
+            substitute: layer
+                .post_build
+                .as_ref()
+                .map(|p| p.substitute.clone())
+                .unwrap_or_default(),
+            substitute_from: data,
+            strategy_always: layer.post_build.as_ref().is_some_and(|p| p.strategy_always),
+            strict: true,
+        };
+        let vars = post_build.vars();
+        // Without `postBuild` kustomize-controller does not call the substitution at all.
+        let substitutes =
+            layer.post_build.is_some() && (!vars.is_empty() || post_build.strategy_always);
+        let options = SubstituteOptions {
+            strict: true,
+            strategy_always: post_build.strategy_always,
+        };
+        let objects = match self.builds[i].as_ref() {
+            Ok(resources) => resources
+                .iter()
+                .map(|r| {
+                    let mut object = if substitutes {
+                        substitute_object(&r.object, &vars, &options)?
+                    } else {
+                        r.object.clone()
+                    };
+                    layer.set_common_metadata(&mut object);
+                    Ok(object)
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        self.in_progress[i] = false;
+        self.done[i] = Some((sources, vars, substitutes, objects));
+    }
+
+    /// Where layer `i`'s `reference` comes from, and its data when known.
+    fn source(
+        &mut self,
+        i: usize,
+        reference: &SubstituteRef,
+    ) -> (Source, Option<BTreeMap<String, String>>) {
+        if reference.is_cell_metadata() {
+            return (Source::CellMetadata, Some(self.metadata.clone()));
+        }
+        // substituteFrom is read from the Kustomization's own namespace.
+        let namespace = self.layers[i].namespace.clone();
+        let matches = |o: &Value| {
+            str_at(o, "/kind") == reference.kind
+                && str_at(o, "/metadata/name") == reference.name
+                && str_at(o, "/metadata/namespace") == namespace
+                && str_at(o, "/apiVersion") == "v1"
+        };
+        if let Some(r) = self.cell_resources.iter().find(|r| matches(&r.object)) {
+            return (
+                Source::Rendered { layer: None },
+                Some(source_data(&r.object)),
+            );
+        }
+        for j in (0..self.layers.len()).filter(|j| *j != i) {
+            let Ok(resources) = self.builds[j].as_ref() else {
+                continue;
+            };
+            let Some(at) = resources.iter().position(|r| matches(&r.object)) else {
+                continue;
+            };
+            self.render(j);
+            let data = self.done[j]
+                .as_ref()
+                .and_then(|d| d.3.get(at))
+                .and_then(|o| o.as_ref().ok())
+                .map(source_data);
+            if data.is_some() {
+                return (
+                    Source::Rendered {
+                        layer: Some(self.layers[j].name.clone()),
+                    },
+                    data,
+                );
+            }
+        }
+        if reference.optional {
+            (Source::SkippedOptional, None)
+        } else {
+            (Source::Unseen, None)
+        }
+    }
+}
+
+/// The variables a ConfigMap (`data`) or Secret (`data` decoded, with `stringData`, which the
+/// API server merges into `data`) gives.
+fn source_data(object: &Value) -> BTreeMap<String, String> {
+    let strings = |field: &str| -> Vec<(String, String)> {
+        object
+            .get(field)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| {
+                let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                (k.clone(), v)
+            })
+            .collect()
+    };
+    let mut data = BTreeMap::new();
+    if str_at(object, "/kind") == "Secret" {
+        for (k, v) in strings("data") {
+            if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(v.trim()) {
+                data.insert(k, String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        data.extend(strings("stringData"));
+    } else {
+        data.extend(strings("data"));
+    }
+    data
+}
+
+fn cell_error(root: &Path, dir: &str, error: &BuildError) -> LayerError {
+    let (file, line) = match error {
+        BuildError::MissingResource { file, entry } => {
+            let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+            (file.clone(), crate::config::line_of(&text, entry))
+        }
+        BuildError::Yaml { file, line, .. } => (file.clone(), *line),
+        BuildError::Unsupported { file, .. }
+        | BuildError::Invalid { file, .. }
+        | BuildError::NotKubernetes { file, .. }
+        | BuildError::DuplicateId { file, .. }
+        | BuildError::Patch { file, .. } => (file.clone(), None),
+        _ => (Path::new(dir).join("kustomization.yaml"), None),
+    };
+    LayerError {
+        file,
+        line,
+        message: format!("the cell's directory {dir} does not build: {error}"),
+    }
+}
+
+/// The string at a JSON pointer, or "".
+pub fn str_at<'a>(object: &'a Value, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 /// Objects as multi-document YAML, the way `kubectl` users read them.
@@ -236,4 +469,22 @@ pub fn to_multi_doc(objects: &[Value]) -> String {
         .iter()
         .map(|o| format!("---\n{}", crate::substitute::to_flux_yaml(o)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::source_data;
+    use serde_json::json;
+
+    #[test]
+    fn secrets_give_decoded_data_and_string_data() {
+        let secret =
+            json!({"kind": "Secret", "data": {"a": "eA==", "b": "eQ=="}, "stringData": {"b": "z"}});
+        let data = source_data(&secret);
+        assert_eq!(data["a"], "x");
+        assert_eq!(data["b"], "z");
+        let cm = json!({"kind": "ConfigMap", "data": {"a": "eA=="}, "binaryData": {"c": "eA=="}});
+        assert_eq!(source_data(&cm).len(), 1);
+        assert_eq!(source_data(&cm)["a"], "eA==");
+    }
 }

@@ -514,7 +514,11 @@ fn without_git_history_an_edited_file_has_no_base() {
     assert!(text.contains("<<<<<<< ours\n    - alias: al2023@v20250101\n||||||| base\n=======\n    - alias: ${karpenter_ami_alias}\n"), "{text}");
     let (code, report) = check(root);
     assert_eq!(code, 1, "{report}");
-    assert!(report.contains("error[conflict-marker]") && report.contains(&format!("--> {node_class}:2")), "{report}");
+    assert!(
+        report.contains("error[conflict-marker]")
+            && report.contains(&format!("--> {node_class}:2")),
+        "{report}"
+    );
     // The alias the cells run is the one cellgen.yaml now pins, in every environment.
     assert!(read(&root.join("cellgen.yaml")).contains("    prod: al2023@v20250101\n"));
 }

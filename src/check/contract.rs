@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::findings::Finding;
-use super::secrets::secret_reason;
+use super::secrets;
 use crate::catalog::Catalog;
 use crate::components::METADATA_FILE;
 use crate::config::{CONFIG_FILE, Config, SCHEMA_KEY, line_of};
@@ -65,6 +65,8 @@ pub fn check_cell(
         }
     };
     let tfvars = read_tfvars(&root.join(cell_terraform_dir(cell)).join("terraform.tfvars"));
+    // Secret values, traced through every .tf file of the stack.
+    let traced = secrets::trace(root, &cell_terraform_dir(cell));
     let data_line = text
         .lines()
         .position(|l| l.trim_start().starts_with("data"))
@@ -149,15 +151,14 @@ pub fn check_cell(
                 ),
             ));
         }
-        if let Some(reason) = secret_reason(&entry.key, &entry.value, entry.literal.as_deref()) {
+        if let Some(message) =
+            secrets::secret_message(&entry.key, entry.literal.as_deref(), traced.get(&entry.key))
+        {
             report(Finding::error(
                 "secret-value",
                 &path,
                 Some(entry.line),
-                format!(
-                    "`{}` looks like a secret ({reason}); cell-metadata holds identifiers only: deliver secrets through External Secrets or Pod Identity",
-                    entry.key
-                ),
+                message,
             ));
         }
         if entry.key != SCHEMA_KEY

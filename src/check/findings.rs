@@ -1,28 +1,74 @@
-//! What `cellgen check` reports, and its three output formats. Formatting returns strings; the
-//! command layer prints them.
+//! What `cellgen check` reports. A finding is one mistake at one place (file and line): the
+//! cells and layers it breaks are listed on it, so a typo in a layer shared by 200 cells is one
+//! finding, not 200. The output formats are in `format.rs`.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
     Warning,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// A cell, and the layer (Flux Kustomization) of it, that a finding breaks.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Place {
+    pub cell: String,
+    /// `None` for what is not about one layer (the cell's ConfigMap, its directory).
+    pub layer: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the rule, e.g. `missing-key`.
     pub code: &'static str,
-    pub cell: Option<String>,
-    pub layer: Option<String>,
     /// Repository-relative file the finding points at.
     pub file: PathBuf,
     pub line: Option<usize>,
     pub message: String,
+    /// Sorted, without duplicates; empty for findings about the repository as a whole.
+    pub places: Vec<Place>,
+}
+
+impl Serialize for Finding {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Json<'a> {
+            severity: Severity,
+            code: &'a str,
+            file: &'a PathBuf,
+            line: Option<usize>,
+            message: &'a str,
+            cells: Vec<&'a str>,
+            layers: Vec<&'a str>,
+            places: &'a [Place],
+        }
+        Json {
+            severity: self.severity,
+            code: self.code,
+            file: &self.file,
+            line: self.line,
+            message: &self.message,
+            cells: self.cells(),
+            layers: self.layers(),
+            places: &self.places,
+        }
+        .serialize(s)
+    }
 }
 
 impl Finding {
@@ -35,11 +81,10 @@ impl Finding {
         Finding {
             severity: Severity::Error,
             code,
-            cell: None,
-            layer: None,
             file: file.into(),
             line,
             message: message.into(),
+            places: Vec::new(),
         }
     }
 
@@ -55,21 +100,91 @@ impl Finding {
         }
     }
 
+    /// The finding in `cell` (replacing any place it had).
     pub fn in_cell(mut self, cell: &str) -> Finding {
-        self.cell = Some(cell.to_string());
+        self.places = vec![Place {
+            cell: cell.to_string(),
+            layer: None,
+        }];
         self
     }
 
+    /// The finding in `layer` of the cell(s) it is in.
     pub fn in_layer(mut self, layer: &str) -> Finding {
-        self.layer = Some(layer.to_string());
+        for place in &mut self.places {
+            place.layer = Some(layer.to_string());
+        }
         self
     }
 
-    fn location(&self) -> String {
+    /// The cells it breaks, sorted.
+    pub fn cells(&self) -> Vec<&str> {
+        let mut cells: Vec<&str> = self.places.iter().map(|p| p.cell.as_str()).collect();
+        cells.dedup();
+        cells
+    }
+
+    /// The layers it breaks, sorted.
+    pub fn layers(&self) -> Vec<&str> {
+        let mut layers: Vec<&str> = self
+            .places
+            .iter()
+            .filter_map(|p| p.layer.as_deref())
+            .collect();
+        layers.sort_unstable();
+        layers.dedup();
+        layers
+    }
+
+    pub fn location(&self) -> String {
         match self.line {
             Some(line) => format!("{}:{line}", self.file.display()),
             None => self.file.display().to_string(),
         }
+    }
+
+    /// Where it breaks, for people: `cells a, b (layer configs)`, or per cell when the layers
+    /// differ: `cell a (layers apps, configs), cell b (layer configs)`.
+    pub fn scope(&self) -> String {
+        if self.places.is_empty() {
+            return String::new();
+        }
+        let mut by_cell: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for p in &self.places {
+            let layers = by_cell.entry(&p.cell).or_default();
+            layers.extend(p.layer.as_deref());
+        }
+        let layers = |ls: &[&str]| match ls.len() {
+            0 => String::new(),
+            1 => format!(" (layer {})", ls[0]),
+            _ => format!(" (layers {})", ls.join(", ")),
+        };
+        let first = by_cell.values().next().cloned().unwrap_or_default();
+        if by_cell.values().all(|ls| *ls == first) {
+            let cells: Vec<&str> = by_cell.keys().copied().collect();
+            format!(
+                "cell{} {}{}",
+                if cells.len() == 1 { "" } else { "s" },
+                cells.join(", "),
+                layers(&first)
+            )
+        } else {
+            by_cell
+                .iter()
+                .map(|(cell, ls)| format!("cell {cell}{}", layers(ls)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    }
+
+    fn key(&self) -> (Severity, &PathBuf, Option<usize>, &'static str, &str) {
+        (
+            self.severity,
+            &self.file,
+            self.line,
+            self.code,
+            &self.message,
+        )
     }
 }
 
@@ -81,138 +196,117 @@ pub struct Report {
 
 impl Report {
     pub fn errors(&self) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count()
+        self.count(Severity::Error)
     }
 
     pub fn warnings(&self) -> usize {
+        self.count(Severity::Warning)
+    }
+
+    fn count(&self, severity: Severity) -> usize {
         self.findings
             .iter()
-            .filter(|f| f.severity == Severity::Warning)
+            .filter(|f| f.severity == severity)
             .count()
     }
 
-    /// Sorted, without duplicates (the same `${typo}` in a shared layer fails in every cell that
-    /// renders it; each cell is reported, but once per file and line).
+    /// One finding per (severity, file, line, code, message), with the places of all the
+    /// findings it stands for; sorted by severity, file and line.
     pub fn normalise(&mut self) {
-        self.findings.sort();
-        self.findings.dedup();
-    }
-
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        for f in &self.findings {
-            let severity = match f.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-            };
-            out.push_str(&format!(
-                "{severity}[{}]: {}\n  --> {}\n",
+        let mut merged: BTreeMap<_, Finding> = BTreeMap::new();
+        for f in std::mem::take(&mut self.findings) {
+            let key = (
+                f.severity,
+                f.file.clone(),
+                f.line,
                 f.code,
-                f.message,
-                f.location()
-            ));
-            let scope: Vec<String> = [
-                f.cell.as_ref().map(|c| format!("cell {c}")),
-                f.layer.as_ref().map(|l| format!("layer {l}")),
-            ]
-            .into_iter()
-            .flatten()
+                f.message.clone(),
+            );
+            match merged.get_mut(&key) {
+                Some(existing) => existing.places.extend(f.places),
+                None => {
+                    merged.insert(key, f);
+                }
+            }
+        }
+        self.findings = merged
+            .into_values()
+            .map(|mut f| {
+                f.places.sort();
+                f.places.dedup();
+                f
+            })
             .collect();
-            if !scope.is_empty() {
-                out.push_str(&format!("   = {}\n", scope.join(", ")));
-            }
-            out.push('\n');
+        debug_assert!(self.findings.windows(2).all(|w| w[0].key() < w[1].key()));
+    }
+}
+
+pub fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(cell: &str, layer: Option<&str>) -> Place {
+        Place {
+            cell: cell.into(),
+            layer: layer.map(String::from),
         }
-        out.push_str(&format!(
-            "{} cell{} checked: {} error{}, {} warning{}\n",
-            self.cells.len(),
-            plural(self.cells.len()),
-            self.errors(),
-            plural(self.errors()),
-            self.warnings(),
-            plural(self.warnings())
-        ));
-        out
     }
 
-    pub fn to_json(&self) -> String {
-        #[derive(Serialize)]
-        struct Json<'a> {
-            cells: &'a [String],
-            errors: usize,
-            warnings: usize,
-            findings: &'a [Finding],
-        }
-        let json = Json {
-            cells: &self.cells,
-            errors: self.errors(),
-            warnings: self.warnings(),
-            findings: &self.findings,
+    #[test]
+    fn one_finding_per_place_lists_every_cell_and_layer() {
+        let f = |cell: &str, layer: &str| {
+            Finding::error("missing-key", "a.yaml", Some(3), "m")
+                .in_cell(cell)
+                .in_layer(layer)
         };
-        serde_json::to_string_pretty(&json).expect("a report always serialises") + "\n"
+        let mut report = Report {
+            cells: vec!["a".into(), "b".into()],
+            findings: vec![
+                f("b", "configs"),
+                f("a", "configs"),
+                f("a", "configs"),
+                Finding::warning("unused-key", "cellgen.yaml", Some(9), "w"),
+                Finding::error("missing-key", "a.yaml", Some(2), "m").in_cell("a"),
+            ],
+        };
+        report.normalise();
+        assert_eq!(report.findings.len(), 3);
+        assert_eq!(report.findings[0].line, Some(2));
+        let shared = &report.findings[1];
+        assert_eq!(
+            shared.places,
+            [place("a", Some("configs")), place("b", Some("configs"))]
+        );
+        assert_eq!(shared.cells(), ["a", "b"]);
+        assert_eq!(shared.scope(), "cells a, b (layer configs)");
+        assert_eq!(report.errors(), 2);
+        assert_eq!(report.warnings(), 1);
     }
 
-    /// GitHub Actions workflow commands: each finding becomes an annotation on the file and line.
-    pub fn to_github(&self) -> String {
-        let mut out = String::new();
-        for f in &self.findings {
-            let level = match f.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-            };
-            let mut props = vec![format!(
-                "file={}",
-                escape_property(&f.file.to_string_lossy())
-            )];
-            if let Some(line) = f.line {
-                props.push(format!("line={line}"));
-            }
-            props.push(format!(
-                "title={}",
-                escape_property(&format!("cellgen {}", f.code))
-            ));
-            let scope = f
-                .cell
-                .as_ref()
-                .map(|c| {
-                    format!(
-                        " [cell {c}{}]",
-                        f.layer
-                            .as_ref()
-                            .map(|l| format!(", layer {l}"))
-                            .unwrap_or_default()
-                    )
-                })
-                .unwrap_or_default();
-            out.push_str(&format!(
-                "::{level} {}::{}\n",
-                props.join(","),
-                escape_data(&format!("{}{scope}", f.message))
-            ));
-        }
-        out.push_str(&format!(
-            "cellgen check: {} cells, {} errors, {} warnings\n",
-            self.cells.len(),
-            self.errors(),
-            self.warnings()
-        ));
-        out
+    #[test]
+    fn scope_per_cell_when_layers_differ() {
+        let mut f = Finding::error("x", "f", None, "m");
+        f.places = vec![
+            place("a", Some("apps")),
+            place("a", Some("configs")),
+            place("b", Some("configs")),
+        ];
+        assert_eq!(
+            f.scope(),
+            "cell a (layers apps, configs), cell b (layer configs)"
+        );
+        f.places = vec![place("a", None)];
+        assert_eq!(f.scope(), "cell a");
     }
-}
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(1, "cell"), "1 cell");
+        assert_eq!(plural(0, "error"), "0 errors");
+        assert_eq!(plural(2, "warning"), "2 warnings");
+    }
 }

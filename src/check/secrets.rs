@@ -1,53 +1,93 @@
-//! The ConfigMap carries identifiers only. These rules flag what looks like a secret: by key
-//! name, by the Terraform expression that produces the value, or by the literal value itself.
+//! The ConfigMap carries identifiers only. A key is a `secret-value` when its value is built
+//! from a secret anywhere in the cell's stack (traced by [`taint`]: sensitive provider
+//! attributes, sensitive variables, `sensitive()`, secret-looking literals, through locals,
+//! variables, arguments, templates and functions), when its name says it holds one, or when its
+//! literal value looks like one.
 
-/// Why a key or value looks secret, if it does.
-pub fn secret_reason(key: &str, expression: &str, literal: Option<&str>) -> Option<String> {
+pub mod sensitive;
+mod stack;
+mod taint;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use taint::Taint;
+
+/// Every data key of the ConfigMap in the stack `stack` (repository-relative) whose value is
+/// built from a secret, with the chain that taints it.
+pub fn trace(root: &Path, stack: &Path) -> BTreeMap<String, Taint> {
+    taint::trace(root, stack)
+}
+
+/// The message of a `secret-value` finding on `key`, from its traced chain or from its name or
+/// literal value.
+pub fn secret_message(key: &str, literal: Option<&str>, traced: Option<&Taint>) -> Option<String> {
+    const ADVICE: &str = "cell-metadata holds identifiers only: deliver secrets through External Secrets or Pod Identity";
+    if let Some(taint) = traced {
+        return Some(format!(
+            "`{key}` is built from a secret ({}): {}; {ADVICE}",
+            taint.reason,
+            taint.chain.join(" <- ")
+        ));
+    }
+    secret_reason(key, literal)
+        .map(|reason| format!("`{key}` looks like a secret ({reason}); {ADVICE}"))
+}
+
+/// Words that make a name a secret's, unless it ends like an identifier of one.
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "private_key",
+    "privatekey",
+    "api_key",
+    "apikey",
+    "credential",
+    "access_key",
+];
+
+/// `_arn`/`_name`/`_id`/`_path` name a secret (e.g. a Secrets Manager ARN); that is an identifier.
+fn names_an_identifier(lower: &str) -> bool {
+    ["_arn", "_name", "_id", "_path"]
+        .iter()
+        .any(|s| lower.ends_with(s))
+}
+
+/// Why a key looks secret by its name or its literal value, if it does.
+pub fn secret_reason(key: &str, literal: Option<&str>) -> Option<String> {
     let lower_key = key.to_ascii_lowercase();
-    const SECRET_WORDS: &[&str] = &[
-        "password",
-        "passwd",
-        "secret",
-        "token",
-        "private_key",
-        "privatekey",
-        "api_key",
-        "apikey",
-        "credential",
-        "access_key",
-    ];
     if let Some(word) = SECRET_WORDS.iter().find(|w| lower_key.contains(*w))
-        // `_arn`/`_name`/`_id` keys name a secret (e.g. a Secrets Manager ARN); that is an identifier.
-        && !["_arn", "_name", "_id", "_path"].iter().any(|s| lower_key.ends_with(s))
+        && !names_an_identifier(&lower_key)
     {
         return Some(format!("its name contains `{word}`"));
     }
-    let expr = expression.to_ascii_lowercase();
-    const SECRET_SOURCES: &[(&str, &str)] = &[
-        ("random_password.", "it comes from a random_password"),
-        (
-            "aws_secretsmanager_secret_version.",
-            "it reads a Secrets Manager secret version",
-        ),
-        (".secret_string", "it reads a secret_string"),
-        ("sensitive(", "it is marked sensitive()"),
-        ("nonsensitive(", "it strips sensitivity with nonsensitive()"),
-        ("tls_private_key.", "it comes from a tls_private_key"),
-        (".private_key", "it reads a private key"),
-        (".secret_access_key", "it reads an access key secret"),
-        (".password", "it reads a password attribute"),
-        (
-            "aws_ssm_parameter.",
-            "it reads an SSM parameter value, which may be a SecureString",
-        ),
-    ];
-    if let Some((_, reason)) = SECRET_SOURCES
-        .iter()
-        .find(|(needle, _)| expr.contains(needle))
-    {
-        return Some(reason.to_string());
-    }
     literal.and_then(secret_literal)
+}
+
+/// Whether an attribute or output name says it holds a secret (used where no provider schema
+/// cellgen knows covers the type, e.g. `aws_db_instance.x.password`, `module.db.master_password`).
+/// Narrower than key names: `token_endpoint` or `credential_provider` name no secret.
+fn attribute_names_secret(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if names_an_identifier(&lower) {
+        return false;
+    }
+    [
+        "password",
+        "passwd",
+        "private_key",
+        "secret_access_key",
+        "secret_string",
+        "secret_binary",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+        || ["secret", "token", "api_key", "client_secret"].contains(&lower.as_str())
+        || ["_secret", "_token", "_api_key"]
+            .iter()
+            .any(|s| lower.ends_with(s))
 }
 
 fn secret_literal(value: &str) -> Option<String> {
@@ -106,50 +146,44 @@ fn entropy(s: &str) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::secret_reason;
+    use super::{attribute_names_secret, secret_reason};
 
     #[test]
-    fn flags_secrets_and_spares_identifiers() {
-        assert!(secret_reason("db_password", "var.x", None).is_some());
-        assert!(secret_reason("db", "random_password.db.result", None).is_some());
-        assert!(
-            secret_reason(
-                "db",
-                "aws_secretsmanager_secret_version.db.secret_string",
-                None
-            )
-            .is_some()
-        );
-        assert!(secret_reason("db", "sensitive(var.x)", None).is_some());
-        assert!(secret_reason("key", "\"x\"", Some("-----BEGIN RSA PRIVATE KEY-----")).is_some());
-        assert!(
-            secret_reason(
-                "key",
-                "\"x\"",
-                Some("ghp_abcdefghijklmnopqrstuvwxyz0123456789")
-            )
-            .is_some()
-        );
-        assert!(
-            secret_reason(
-                "k",
-                "\"x\"",
-                Some("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
-            )
-            .is_some()
-        );
-        assert!(secret_reason("db_secret_arn", "aws_secretsmanager_secret.db.arn", None).is_none());
-        assert!(secret_reason("cluster_name", "module.eks.cluster_name", None).is_none());
-        assert!(
-            secret_reason(
-                "app_role_arn",
-                "aws_iam_role.app_abac.arn",
-                Some("arn:aws:iam::123456789012:role/x")
-            )
-            .is_none()
-        );
-        assert!(
-            secret_reason("vpc_id", "module.vpc.vpc_id", Some("vpc-0a1b2c3d4e5f67890")).is_none()
-        );
+    fn flags_secret_names_and_values_and_spares_identifiers() {
+        assert!(secret_reason("db_password", None).is_some());
+        assert!(secret_reason("key", Some("-----BEGIN RSA PRIVATE KEY-----")).is_some());
+        assert!(secret_reason("key", Some("ghp_abcdefghijklmnopqrstuvwxyz0123456789")).is_some());
+        assert!(secret_reason("k", Some("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")).is_some());
+        assert!(secret_reason("db_secret_arn", None).is_none());
+        assert!(secret_reason("cluster_name", None).is_none());
+        assert!(secret_reason("app_role_arn", Some("arn:aws:iam::123456789012:role/x")).is_none());
+        assert!(secret_reason("vpc_id", Some("vpc-0a1b2c3d4e5f67890")).is_none());
+    }
+
+    #[test]
+    fn attribute_names_that_say_secret() {
+        for name in [
+            "password",
+            "master_password",
+            "secret",
+            "client_secret",
+            "token",
+            "auth_token",
+            "private_key_pem",
+            "secret_string",
+        ] {
+            assert!(attribute_names_secret(name), "{name}");
+        }
+        for name in [
+            "arn",
+            "secret_arn",
+            "token_endpoint",
+            "password_policy_id",
+            "name",
+            "kms_key_id",
+            "credential_provider",
+        ] {
+            assert!(!attribute_names_secret(name), "{name}");
+        }
     }
 }

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::Session;
 use crate::catalog::Catalog;
@@ -33,9 +33,36 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
         CheckFormat::Github => report.to_github(),
     };
     print!("{output}");
+    write_step_summary(&report)?;
     Ok(if report.errors() > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// In GitHub Actions (`$GITHUB_STEP_SUMMARY` set, whatever the format), appends a Markdown
+/// summary to the step's summary file, within what GitHub accepts per step.
+fn write_step_summary(report: &check::Report) -> Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    let used = std::fs::metadata(&path).map_or(0, |m| m.len() as usize);
+    let budget = check::STEP_SUMMARY_LIMIT.saturating_sub(used);
+    let markdown = report.to_markdown(budget);
+    if markdown.len() > budget {
+        return Ok(()); // The step's summary is full already.
+    }
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(markdown.as_bytes()))
+        .with_context(|| {
+            format!(
+                "cannot write the job summary to $GITHUB_STEP_SUMMARY ({})",
+                std::path::Path::new(&path).display()
+            )
+        })
 }

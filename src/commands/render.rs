@@ -3,11 +3,15 @@ use anyhow::{Result, bail};
 use super::Session;
 use crate::catalog::Catalog;
 use crate::check::contract;
+use crate::check::layer::steps;
+use crate::check::locate::SourceFiles;
+use crate::check::schema::Schemas;
 use crate::cli::RenderArgs;
-use crate::components::cell_components;
 use crate::error::CellgenError;
 use crate::plan::Plan;
-use crate::render::{BuildCache, cell_layers, substitute_all, to_multi_doc};
+use crate::render::{
+    BOOTSTRAP, BuildCache, RenderedLayer, Source, load_cell, render_layers, to_multi_doc,
+};
 use crate::repo::Repo;
 use crate::templates::Templates;
 
@@ -20,7 +24,13 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     };
     let plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&Templates::new(), &plan)?;
-    let components = cell_components(&plan, &repo.config, &cell.name)?;
+    let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
+    let loaded =
+        load_cell(&repo.root, &cell.name, &mut cache).map_err(|e| CellgenError::InvalidFile {
+            path: e.file.clone(),
+            message: e.message.clone(),
+        })?;
+    let components = loaded.components();
     let mut ignored = Vec::new();
     let sample = contract::check_cell(
         &repo.root,
@@ -31,14 +41,23 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         &overrides,
         &mut ignored,
     );
-    let layers = cell_layers(&repo.root, &cell.name).map_err(|e| CellgenError::InvalidFile {
-        path: e.file.clone(),
-        message: e.message.clone(),
-    })?;
+    let rendered = render_layers(loaded, &sample.data, &mut cache);
+    if let Some(invalid) = rendered.invalid.first() {
+        bail!(
+            "{}: Flux Kustomization `{}` cannot be read: {}",
+            invalid.file.display(),
+            invalid.name,
+            invalid.message
+        );
+    }
+    let names: Vec<&str> = rendered
+        .layers
+        .iter()
+        .map(|l| l.layer.name.as_str())
+        .collect();
     if let Some(name) = &args.layer
-        && !layers.iter().any(|l| &l.name == name)
+        && !names.contains(&name.as_str())
     {
-        let names: Vec<&str> = layers.iter().map(|l| l.name.as_str()).collect();
         return Err(CellgenError::InvalidFlag {
             flag: "--layer".into(),
             reason: format!(
@@ -50,31 +69,109 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         }
         .into());
     }
-    let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
+    let mut sources = SourceFiles::new(&repo.root);
     let mut objects = Vec::new();
-    for layer in layers
+    for layer in rendered
+        .layers
         .iter()
-        .filter(|l| args.layer.as_ref().is_none_or(|n| n == &l.name))
+        .filter(|l| args.layer.as_ref().is_none_or(|n| n == &l.layer.name))
     {
-        let built = cache.build(layer);
-        let resources = match built.as_ref() {
-            Ok(resources) => resources,
-            Err(e) => bail!("layer {} ({}): {e}", layer.name, layer.path),
-        };
-        let post_build = layer.post_build(&|s| s.is_cell_metadata().then(|| sample.data.clone()));
-        for rendered in substitute_all(resources, &post_build.vars(), &post_build.options()) {
-            match rendered.result {
-                Ok(object) => objects.push(object),
+        refuse_what_flux_refuses(layer, &mut sources, &cell.name)?;
+        for (resource, result) in layer.pairs() {
+            match result {
+                Ok(object) => objects.push(object.clone()),
                 Err(e) => bail!(
                     "layer {}: {} in an object from {}; `cellgen check {}` points at the line",
-                    layer.name,
+                    layer.layer.name,
                     e.flux_message(),
-                    rendered.resource.origin.display(),
+                    resource.origin.display(),
                     cell.name
                 ),
             }
         }
     }
     print!("{}", to_multi_doc(&objects));
+    Ok(())
+}
+
+/// Fails, naming the file, line and field, where Flux would apply nothing for `layer` or where
+/// cellgen cannot reproduce what it applies.
+fn refuse_what_flux_refuses(
+    rendered: &RenderedLayer,
+    sources: &mut SourceFiles,
+    cell: &str,
+) -> Result<()> {
+    let layer = &rendered.layer;
+    let mut at = |path: &[&str]| {
+        let (file, line) = sources.locate_field(
+            std::slice::from_ref(&layer.file),
+            "Kustomization",
+            &layer.name,
+            &steps(path),
+            None,
+        );
+        match line {
+            Some(line) => format!("{}:{line}", file.display()),
+            None => file.display().to_string(),
+        }
+    };
+    if let Some(u) = layer.unsupported.first() {
+        let path: Vec<&str> = u.field.split('.').collect();
+        bail!(
+            "{}: `{}` of Flux Kustomization `{}`: {}. cellgen cannot render this layer as Flux applies it",
+            at(&path),
+            u.field,
+            layer.name,
+            u.reason
+        );
+    }
+    if let Some(v) = Schemas::embedded()
+        .validate(&layer.object)
+        .and_then(|v| v.into_iter().next())
+    {
+        let path: Vec<String> = v
+            .path
+            .0
+            .iter()
+            .map(|s| match s {
+                crate::check::schema::Step::Key(k) => k.clone(),
+                crate::check::schema::Step::Index(i) => i.to_string(),
+            })
+            .collect();
+        let path: Vec<&str> = path.iter().map(String::as_str).collect();
+        bail!(
+            "{}: Flux Kustomization `{}`: {} (the API server refuses it, so Flux applies nothing; `cellgen check {cell}` lists every problem)",
+            at(&path),
+            layer.name,
+            v.message
+        );
+    }
+    for (i, (reference, source)) in layer
+        .substitute_from()
+        .iter()
+        .zip(&rendered.sources)
+        .enumerate()
+    {
+        let entry = i.to_string();
+        if *source == Source::CellMetadata && layer.namespace != BOOTSTRAP {
+            bail!(
+                "{}: Flux Kustomization `{}` is in namespace `{}`, so Flux cannot read {} {} from flux-system (substituteFrom is same-namespace) and applies nothing",
+                at(&["spec", "postBuild", "substituteFrom", &entry]),
+                layer.name,
+                layer.namespace,
+                reference.kind,
+                reference.name
+            );
+        }
+        if *source == Source::Unseen {
+            eprintln!(
+                "note: layer {}: {} {} is not rendered by the cell; its keys count as missing",
+                layer.name, reference.kind, reference.name
+            );
+        }
+    }
+    if let Err(e) = rendered.build.as_ref() {
+        bail!("layer {} ({}): {e}", layer.name, layer.path);
+    }
     Ok(())
 }

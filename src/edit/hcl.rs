@@ -1,18 +1,30 @@
 //! Edits of `cell-metadata.tf`: the ConfigMap's `data` entries, its `schema` value and its
-//! `depends_on` list. hcl-edit parses and gives spans; edits are spliced into the original text.
-//! Alignment follows `terraform fmt` when the block was aligned, so add-then-remove restores the
-//! original bytes either way.
+//! `depends_on` list. hcl-edit parses and gives spans; edits are spliced into the original text
+//! (one pass for any number of keys), then the result is read again and must hold exactly the
+//! intended entries, with every byte outside them unchanged, or the edit is refused with the line
+//! and what to change.
+//!
+//! Any layout of `data`: one entry per line or several, the whole object on one line, the closing
+//! `}` on the last entry's line, trailing commas, comments, heredocs. Alignment follows
+//! `terraform fmt` when the object was aligned that way (see [`align`]), so add-then-remove
+//! restores the original bytes either way.
+
+mod align;
+pub mod syntax;
 
 use std::ops::Range;
 
 use hcl_edit::Span;
 use hcl_edit::expr::{Expression, ObjectKey};
-use hcl_edit::structure::{Block, Body};
+use hcl_edit::structure::{Block, Body, Structure};
 
-use super::text::{line_end, line_number, line_start, splice};
+use super::list::{self, Edit, List, Syntax};
+use super::text::{line_number, line_start};
 
 pub const CONFIG_MAP_TYPE: &str = "kubernetes_config_map_v1";
 pub const CONFIG_MAP_NAME: &str = "cell_metadata";
+/// `metadata.name` and `metadata.namespace` of the ConfigMap every Flux Kustomization reads.
+pub const CONFIG_MAP_OBJECT: (&str, &str) = ("cell-metadata", "flux-system");
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message} (line {line})")]
@@ -40,9 +52,13 @@ pub struct CellMetadata {
     pub entries: Vec<DataEntry>,
     pub depends_on: Vec<String>,
     depends_on_spans: Vec<Range<usize>>,
-    data_close: usize,
-    depends_on_attr: Option<Range<usize>>,
-    block_end: usize,
+    /// The `{ ... }` of data.
+    data_span: Range<usize>,
+    /// The `[ ... ]` of depends_on, when there is one.
+    depends_on_list: Option<Range<usize>>,
+    /// The resource block, and the text of everything in it but data and depends_on.
+    block_span: Range<usize>,
+    others: Vec<String>,
 }
 
 fn err(text: &str, offset: usize, message: impl Into<String>) -> HclEditError {
@@ -59,33 +75,90 @@ pub fn parse_body(text: &str) -> Result<Body, HclEditError> {
     })
 }
 
-fn find_config_map(body: &Body) -> Option<&Block> {
-    body.get_blocks("resource")
-        .find(|b| b.has_exact_labels(&[CONFIG_MAP_TYPE, CONFIG_MAP_NAME]))
+/// A string attribute of a nested block, e.g. `metadata { name = "x" }`.
+fn nested_string(block: &Block, nested: &str, attr: &str) -> Option<Option<String>> {
+    let inner = block.body.get_blocks(nested).next()?;
+    let value = &inner.body.get_attribute(attr)?.value;
+    Some(match value {
+        Expression::String(s) => Some(s.as_str().to_string()),
+        _ => None,
+    })
 }
 
-/// Reads the ConfigMap resource `kubernetes_config_map_v1.cell_metadata` from `text`.
+/// The resource that is the cell-metadata ConfigMap: labelled `cell_metadata`, or named
+/// `cell-metadata` in `flux-system`. Two candidates are ambiguous: cellgen refuses to guess.
+fn find_config_map<'a>(text: &str, body: &'a Body) -> Result<&'a Block, HclEditError> {
+    let candidates: Vec<&Block> = body
+        .get_blocks("resource")
+        .filter(|b| {
+            let labels: Vec<&str> = b.labels.iter().map(|l| l.as_str()).collect();
+            if labels.first() != Some(&CONFIG_MAP_TYPE) {
+                return false;
+            }
+            if labels.get(1) == Some(&CONFIG_MAP_NAME) {
+                return true;
+            }
+            let name = nested_string(b, "metadata", "name").flatten();
+            let namespace = nested_string(b, "metadata", "namespace");
+            name.as_deref() == Some(CONFIG_MAP_OBJECT.0)
+                && namespace.is_none_or(|ns| ns.is_none_or(|ns| ns == CONFIG_MAP_OBJECT.1))
+        })
+        .collect();
+    let start = |b: &Block| b.span().map_or(0, |s| s.start);
+    match candidates.as_slice() {
+        [one] => Ok(one),
+        [] => Err(HclEditError {
+            line: 1,
+            message: format!(
+                "no `resource \"{CONFIG_MAP_TYPE}\" \"{CONFIG_MAP_NAME}\"` block: cellgen edits the ConfigMap `{}` in `{}` that Flux substitutes from",
+                CONFIG_MAP_OBJECT.0, CONFIG_MAP_OBJECT.1
+            ),
+        }),
+        [first, rest @ ..] => {
+            let lines: Vec<String> = std::iter::once(first)
+                .chain(rest)
+                .map(|b| {
+                    let labels: Vec<&str> = b.labels.iter().map(|l| l.as_str()).collect();
+                    format!(
+                        "`{}` (line {})",
+                        labels.join("."),
+                        line_number(text, start(b))
+                    )
+                })
+                .collect();
+            Err(err(
+                text,
+                start(rest[0]),
+                format!(
+                    "{} could each be the cell-metadata ConfigMap; cellgen will not guess which to edit. Keep one `resource \"{CONFIG_MAP_TYPE}\" \"{CONFIG_MAP_NAME}\"` with `metadata {{ name = \"{}\" }}` and rename the other (label and metadata.name)",
+                    lines.join(" and "),
+                    CONFIG_MAP_OBJECT.0
+                ),
+            ))
+        }
+    }
+}
+
+/// Reads the cell-metadata ConfigMap resource from `text`.
 pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
     let body = parse_body(text)?;
-    let block = find_config_map(&body).ok_or_else(|| HclEditError {
-        line: 1,
-        message: format!("no `resource \"{CONFIG_MAP_TYPE}\" \"{CONFIG_MAP_NAME}\"` block"),
-    })?;
-    let block_end = block.span().map_or(text.len(), |s| s.end);
+    let block = find_config_map(text, &body)?;
+    let block_span = block.span().unwrap_or(0..text.len());
     let data = block.body.get_attribute("data").ok_or_else(|| {
         err(
             text,
-            block.span().map_or(0, |s| s.start),
-            "the ConfigMap has no `data` attribute",
+            block_span.start,
+            "the ConfigMap has no `data = { ... }` attribute: add one, e.g. `data = { schema = \"1\" }`",
         )
     })?;
     let Expression::Object(object) = &data.value else {
         return Err(err(
             text,
             data.span().map_or(0, |s| s.start),
-            "`data` is not an object literal `{ key = value }`",
+            "`data` is not an object literal `{ key = value, ... }`, so cellgen cannot add or remove keys in it: write the keys out as `data = { key = value }` (a `merge(...)` or a variable hides them from cellgen check too)",
         ));
     };
+    let lines = super::text::LineIndex::new(text);
     let mut entries = Vec::new();
     for (key, value) in object.iter() {
         let key_name = match key {
@@ -95,7 +168,7 @@ pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
                 return Err(err(
                     text,
                     other.span().map_or(0, |s| s.start),
-                    "a data key is an expression; cellgen needs literal keys",
+                    "a data key is an expression; cellgen needs literal keys (`name = value`)",
                 ));
             }
         };
@@ -114,7 +187,7 @@ pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
             key: key_name,
             value: text[value_span.clone()].to_string(),
             literal,
-            line: line_number(text, key_span.start),
+            line: lines.line(key_span.start),
             key_span,
             value_span,
         });
@@ -123,7 +196,7 @@ pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
         .value
         .span()
         .ok_or_else(|| err(text, 0, "internal: data without span"))?;
-    let (depends_on, depends_on_spans, depends_on_attr) =
+    let (depends_on, depends_on_spans, depends_on_list) =
         match block.body.get_attribute("depends_on") {
             None => (Vec::new(), Vec::new(), None),
             Some(attr) => {
@@ -131,7 +204,7 @@ pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
                     return Err(err(
                         text,
                         attr.span().map_or(0, |s| s.start),
-                        "`depends_on` is not a list",
+                        "`depends_on` is not a list `[a, b]`",
                     ));
                 };
                 let spans: Vec<Range<usize>> = array.iter().filter_map(|e| e.span()).collect();
@@ -139,13 +212,23 @@ pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
                 (names, spans, attr.value.span())
             }
         };
+    let others = block
+        .body
+        .iter()
+        .filter(|s| match s {
+            Structure::Attribute(a) => !matches!(a.key.as_str(), "data" | "depends_on"),
+            Structure::Block(_) => true,
+        })
+        .filter_map(|s| s.span().map(|r| text[r].to_string()))
+        .collect();
     Ok(CellMetadata {
         entries,
         depends_on,
         depends_on_spans,
-        data_close: data_span.end - 1,
-        depends_on_attr,
-        block_end,
+        data_span,
+        depends_on_list,
+        block_span,
+        others,
     })
 }
 
@@ -153,250 +236,249 @@ impl CellMetadata {
     pub fn get(&self, key: &str) -> Option<&DataEntry> {
         self.entries.iter().find(|e| e.key == key)
     }
-}
 
-/// Width `terraform fmt` aligns `=` to, if every single-line entry is aligned that way.
-fn aligned_width(text: &str, entries: &[DataEntry]) -> Option<usize> {
-    let widths: Vec<(usize, usize)> = entries
-        .iter()
-        .map(|e| {
-            let start = line_start(text, e.key_span.start);
-            let eq = text[e.key_span.end..e.value_span.start]
-                .find('=')
-                .map_or(0, |i| i + e.key_span.end);
-            (e.key_span.end - start, eq - start)
+    fn data_list<'a>(&self, text: &'a str) -> List<'a> {
+        List::new(
+            text,
+            self.data_span.start,
+            self.data_span.end - 1,
+            self.entries
+                .iter()
+                .map(|e| e.key_span.start..e.value_span.end)
+                .collect(),
+            Syntax::Hcl,
+            false,
+        )
+    }
+
+    fn depends_list<'a>(&self, text: &'a str) -> Option<List<'a>> {
+        self.depends_on_list.as_ref().map(|span| {
+            List::new(
+                text,
+                span.start,
+                span.end - 1,
+                self.depends_on_spans.clone(),
+                Syntax::Hcl,
+                true,
+            )
         })
-        .collect();
-    let eq_col = widths.first()?.1;
-    let key_width = widths.iter().map(|(k, _)| *k).max()?;
-    (widths.iter().all(|(_, eq)| *eq == eq_col) && eq_col == key_width + 1).then_some(key_width)
+    }
 }
 
-/// Re-pads every entry so `=` sits one column after the longest key (terraform fmt's layout).
-fn realign(text: &str) -> Result<String, HclEditError> {
-    let meta = read(text)?;
-    let Some(longest) = meta
+const LAYOUT_ADVICE: &str = "put each `key = value` of `data` on a line of its own, with the closing `}` on a line of its own";
+
+/// An edit whose result does not even read back.
+fn unreadable(text: &str, before: &CellMetadata, e: &HclEditError) -> HclEditError {
+    err(
+        text,
+        before.data_span.start,
+        format!(
+            "cellgen cannot edit this layout safely (the result would not read back: {}); {LAYOUT_ADVICE}",
+            e.message
+        ),
+    )
+}
+
+/// The edited text must hold exactly `entries` and `depends_on`, and nothing else may change.
+fn verify(
+    before: &CellMetadata,
+    text: &str,
+    edited: String,
+    entries: &[(String, String)],
+    depends_on: &[String],
+) -> Result<String, HclEditError> {
+    let refuse = |why: &str| {
+        err(
+            text,
+            before.data_span.start,
+            format!("cellgen cannot edit this layout safely ({why}); {LAYOUT_ADVICE}"),
+        )
+    };
+    let after = read(&edited).map_err(|e| unreadable(text, before, &e))?;
+    let got: Vec<(&str, &str)> = after
         .entries
         .iter()
-        .map(|e| e.key_span.end - line_start(text, e.key_span.start))
-        .max()
-    else {
-        return Ok(text.to_string());
-    };
-    let mut out = text.to_string();
-    for e in meta.entries.iter().rev() {
-        let gap = e.key_span.end
-            ..text[e.key_span.end..]
-                .find('=')
-                .map_or(e.key_span.end, |i| i + e.key_span.end);
-        let key_end_col = e.key_span.end - line_start(text, e.key_span.start);
-        out = splice(&out, gap, &" ".repeat(longest - key_end_col + 1));
+        .map(|e| (e.key.as_str(), e.value.as_str()))
+        .collect();
+    let want: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    if got != want {
+        return Err(refuse("the data entries would not be the intended ones"));
     }
-    Ok(out)
+    if after.depends_on != depends_on {
+        return Err(refuse("depends_on would not be the intended list"));
+    }
+    let (b, a) = (&before.block_span, &after.block_span);
+    let outside_same = text[..b.start] == edited[..a.start] && text[b.end..] == edited[a.end..];
+    if !outside_same || after.others != before.others {
+        return Err(refuse("something outside data and depends_on would change"));
+    }
+    Ok(edited)
 }
 
-/// Adds `key = value` as the last data entry; an existing key is an error.
-pub fn add_data_entry(text: &str, key: &str, value: &str) -> Result<String, HclEditError> {
+/// Adds `entries` (key, expression) at the end of data and `depends_on` references, in one pass.
+/// A key data has already is an error; a reference depends_on has already is skipped.
+pub fn add(
+    text: &str,
+    entries: &[(String, String)],
+    depends_on: &[String],
+) -> Result<String, HclEditError> {
     let meta = read(text)?;
-    if let Some(existing) = meta.get(key) {
+    for (i, (key, _)) in entries.iter().enumerate() {
+        if let Some(existing) = meta.get(key) {
+            return Err(err(
+                text,
+                existing.key_span.start,
+                format!("data already has a `{key}` entry"),
+            ));
+        }
+        if entries[..i].iter().any(|(k, _)| k == key) {
+            return Err(err(
+                text,
+                meta.data_span.start,
+                format!("`{key}` is added twice"),
+            ));
+        }
+    }
+    let style = align::style(text, &meta);
+    let items: Vec<String> = entries.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    let mut edits = meta.data_list(text).append(&items);
+    let mut new_depends: Vec<String> = Vec::new();
+    for dep in depends_on {
+        if !meta.depends_on.contains(dep) && !new_depends.contains(dep) {
+            new_depends.push(dep.clone());
+        }
+    }
+    if !new_depends.is_empty() {
+        match meta.depends_list(text) {
+            Some(l) => edits.extend(l.append(&new_depends)),
+            None => edits.push(new_depends_on(text, &meta, &new_depends)?),
+        }
+    }
+    let edited = list::apply(text, edits);
+    let after = read(&edited).map_err(|e| unreadable(text, &meta, &e))?;
+    let old_keys: Vec<String> = meta.entries.iter().map(|e| e.key.clone()).collect();
+    let style = if align::stable((text, &meta), (&edited, &after), &old_keys) {
+        style
+    } else {
+        align::Style::None
+    };
+    let edited = match style {
+        // The new entries join the last chain (or start one): aligned like the rest.
+        align::Style::Chains => {
+            let keys: Vec<String> = entries.iter().map(|(k, _)| k.clone()).collect();
+            align::realign_where(&edited, &after, &keys)
+        }
+        align::Style::Global => align::realign_global(&edited, &after),
+        align::Style::None => edited,
+    };
+    let mut want: Vec<(String, String)> = meta
+        .entries
+        .iter()
+        .map(|e| (e.key.clone(), e.value.clone()))
+        .collect();
+    want.extend(entries.iter().cloned());
+    let mut deps = meta.depends_on.clone();
+    deps.extend(new_depends);
+    verify(&meta, text, edited, &want, &deps)
+}
+
+/// A `depends_on` attribute for a ConfigMap that has none, before the block's closing `}`.
+fn new_depends_on(text: &str, meta: &CellMetadata, deps: &[String]) -> Result<Edit, HclEditError> {
+    let close = meta.block_span.end - 1;
+    let at = line_start(text, close);
+    if !text[at..close].trim().is_empty() {
         return Err(err(
             text,
-            existing.key_span.start,
-            format!("data already has a `{key}` entry"),
+            close,
+            "the ConfigMap resource closes on a line with other content; put its closing `}` on a line of its own so cellgen can add `depends_on`",
         ));
     }
-    let aligned = aligned_width(text, &meta.entries);
-    let indent = meta
-        .entries
-        .last()
-        .map_or(4, |e| e.key_span.start - line_start(text, e.key_span.start));
-    let insert_at = match meta.entries.last() {
-        Some(last) => line_end(text, last.value_span.end),
-        None => line_start(text, meta.data_close),
-    };
-    let line = format!("{}{key} = {value}\n", " ".repeat(indent));
-    let edited = splice(text, insert_at..insert_at, &line);
-    match aligned {
-        Some(_) => realign(&edited),
-        None => Ok(edited),
-    }
+    let indent = format!("{}  ", list::indent_str(text, meta.block_span.start));
+    Ok(Edit::insert(
+        at,
+        format!("\n{indent}depends_on = [{}]\n", deps.join(", ")),
+    ))
 }
 
-/// Removes the data entry `key`, with its line(s).
-pub fn remove_data_entry(text: &str, key: &str) -> Result<String, HclEditError> {
+/// Removes the data entries `keys` and the `depends_on` references, in one pass; what is not
+/// there is skipped.
+pub fn remove(text: &str, keys: &[String], depends_on: &[String]) -> Result<String, HclEditError> {
     let meta = read(text)?;
-    let Some(entry) = meta.get(key) else {
+    let indices: Vec<usize> = (0..meta.entries.len())
+        .filter(|i| keys.contains(&meta.entries[*i].key))
+        .collect();
+    let dep_indices: Vec<usize> = (0..meta.depends_on.len())
+        .filter(|i| depends_on.contains(&meta.depends_on[*i]))
+        .collect();
+    if indices.is_empty() && dep_indices.is_empty() {
         return Ok(text.to_string());
-    };
-    let others: Vec<DataEntry> = meta
+    }
+    // An aligned chain that loses an entry is aligned again (it may have set the width).
+    let style = align::style(text, &meta);
+    let realign: Vec<String> = align::chains_of(text, &meta)
+        .into_iter()
+        .filter(|(chain, aligned)| *aligned && chain.iter().any(|k| keys.contains(k)))
+        .flat_map(|(chain, _)| chain)
+        .filter(|k| !keys.contains(k))
+        .collect();
+    let mut edits = meta.data_list(text).remove(&indices);
+    if let Some(l) = meta.depends_list(text) {
+        edits.extend(l.remove(&dep_indices));
+    }
+    let edited = list::apply(text, edits);
+    let after = read(&edited).map_err(|e| unreadable(text, &meta, &e))?;
+    let kept: Vec<String> = meta
         .entries
         .iter()
-        .filter(|e| e.key != key)
+        .filter(|e| !keys.contains(&e.key))
+        .map(|e| e.key.clone())
+        .collect();
+    let edited = if !align::stable((text, &meta), (&edited, &after), &kept) {
+        edited
+    } else if style == align::Style::Global && !kept.is_empty() {
+        align::realign_global(&edited, &after)
+    } else {
+        align::realign_where(&edited, &after, &realign)
+    };
+    let want: Vec<(String, String)> = meta
+        .entries
+        .iter()
+        .filter(|e| !keys.contains(&e.key))
+        .map(|e| (e.key.clone(), e.value.clone()))
+        .collect();
+    let deps: Vec<String> = meta
+        .depends_on
+        .iter()
+        .filter(|d| !depends_on.contains(d))
         .cloned()
         .collect();
-    let was_aligned = aligned_width(text, &meta.entries).is_some();
-    let edited = splice(
-        text,
-        line_start(text, entry.key_span.start)..line_end(text, entry.value_span.end),
-        "",
-    );
-    if was_aligned && !others.is_empty() {
-        realign(&edited)
-    } else {
-        Ok(edited)
-    }
+    verify(&meta, text, edited, &want, &deps)
 }
 
 /// Replaces the value of an existing data entry.
 pub fn set_data_value(text: &str, key: &str, value: &str) -> Result<String, HclEditError> {
     let meta = read(text)?;
-    let entry = meta
-        .get(key)
-        .ok_or_else(|| err(text, meta.data_close, format!("data has no `{key}` entry")))?;
-    Ok(splice(text, entry.value_span.clone(), value))
-}
-
-/// Adds `reference` to `depends_on` (creating the attribute if needed).
-pub fn add_depends_on(text: &str, reference: &str) -> Result<String, HclEditError> {
-    let meta = read(text)?;
-    if meta.depends_on.iter().any(|d| d == reference) {
-        return Ok(text.to_string());
-    }
-    match (&meta.depends_on_attr, meta.depends_on_spans.last()) {
-        (Some(attr), Some(last)) if text[attr.clone()].contains('\n') => {
-            let indent = last.start - line_start(text, last.start);
-            let at = line_end(text, last.end);
-            Ok(splice(
-                text,
-                at..at,
-                &format!("{}{reference},\n", " ".repeat(indent)),
-            ))
-        }
-        (Some(_), Some(last)) => Ok(splice(text, last.end..last.end, &format!(", {reference}"))),
-        (Some(attr), None) => Ok(splice(text, attr.clone(), &format!("[{reference}]"))),
-        (None, _) => {
-            let close = line_start(text, meta.block_end - 1);
-            Ok(splice(
-                text,
-                close..close,
-                &format!("\n  depends_on = [{reference}]\n"),
-            ))
-        }
-    }
-}
-
-/// Removes `reference` from `depends_on`.
-pub fn remove_depends_on(text: &str, reference: &str) -> Result<String, HclEditError> {
-    let meta = read(text)?;
-    let Some(index) = meta.depends_on.iter().position(|d| d == reference) else {
-        return Ok(text.to_string());
-    };
-    let span = meta.depends_on_spans[index].clone();
-    let attr = meta.depends_on_attr.clone().unwrap_or(span.clone());
-    if text[attr.clone()].contains('\n')
-        && text[line_start(text, span.start)..span.start]
-            .trim()
-            .is_empty()
-    {
-        return Ok(splice(
+    let entry = meta.get(key).ok_or_else(|| {
+        err(
             text,
-            line_start(text, span.start)..line_end(text, span.end),
-            "",
-        ));
-    }
-    // One-line list: drop the item with the separator next to it.
-    let range = if index + 1 < meta.depends_on_spans.len() {
-        span.start..meta.depends_on_spans[index + 1].start
-    } else if index > 0 {
-        meta.depends_on_spans[index - 1].end..span.end
-    } else {
-        span.clone()
-    };
-    Ok(splice(text, range, ""))
+            meta.data_span.start,
+            format!("data has no `{key}` entry"),
+        )
+    })?;
+    let edited = super::text::splice(text, entry.value_span.clone(), value);
+    let want: Vec<(String, String)> = meta
+        .entries
+        .iter()
+        .map(|e| {
+            let v = if e.key == key { value } else { &e.value };
+            (e.key.clone(), v.to_string())
+        })
+        .collect();
+    verify(&meta, text, edited, &want, &meta.depends_on.clone())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const TF: &str = r#"# keep me
-resource "kubernetes_config_map_v1" "cell_metadata" {
-  metadata {
-    name      = "cell-metadata"
-    namespace = "flux-system"
-  }
-
-  data = {
-    schema       = "1" # the contract version
-    cell_name    = var.name
-    cluster_name = module.eks.cluster_name
-  }
-
-  depends_on = [
-    flux_bootstrap_git.this,
-  ]
-}
-"#;
-
-    #[test]
-    fn reads_entries_and_literals() {
-        let meta = read(TF).unwrap();
-        let keys: Vec<_> = meta.entries.iter().map(|e| e.key.as_str()).collect();
-        assert_eq!(keys, ["schema", "cell_name", "cluster_name"]);
-        assert_eq!(meta.get("schema").unwrap().literal.as_deref(), Some("1"));
-        assert_eq!(meta.get("cell_name").unwrap().value, "var.name");
-        assert_eq!(meta.get("cell_name").unwrap().line, 10);
-        assert_eq!(meta.depends_on, ["flux_bootstrap_git.this"]);
-    }
-
-    #[test]
-    fn add_then_remove_restores_bytes_and_keeps_alignment() {
-        let added = add_data_entry(
-            TF,
-            "karpenter_interruption_queue",
-            "module.karpenter.queue_name",
-        )
-        .unwrap();
-        assert!(
-            added.contains("    karpenter_interruption_queue = module.karpenter.queue_name\n"),
-            "{added}"
-        );
-        assert!(
-            added.contains("    schema                       = \"1\" # the contract version\n"),
-            "{added}"
-        );
-        let added = add_depends_on(&added, "module.karpenter").unwrap();
-        assert!(
-            added.contains("    flux_bootstrap_git.this,\n    module.karpenter,\n"),
-            "{added}"
-        );
-        let removed = remove_depends_on(
-            &remove_data_entry(&added, "karpenter_interruption_queue").unwrap(),
-            "module.karpenter",
-        )
-        .unwrap();
-        assert_eq!(removed, TF);
-    }
-
-    #[test]
-    fn short_keys_do_not_realign() {
-        let added = add_data_entry(TF, "vpc_id", "module.vpc.vpc_id").unwrap();
-        assert!(
-            added.contains("    vpc_id       = module.vpc.vpc_id\n"),
-            "{added}"
-        );
-        assert_eq!(remove_data_entry(&added, "vpc_id").unwrap(), TF);
-    }
-
-    #[test]
-    fn sets_schema_value() {
-        let bumped = set_data_value(TF, "schema", "\"2\"").unwrap();
-        assert!(bumped.contains("schema       = \"2\" # the contract version"));
-    }
-
-    #[test]
-    fn malformed_hcl_names_the_line() {
-        let e = read("resource \"x\" {\n  a = \n}\n").unwrap_err();
-        assert!(e.line >= 2, "{e:?}");
-    }
-}
+mod tests;

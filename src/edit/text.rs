@@ -35,3 +35,26 @@ pub fn splice(text: &str, range: std::ops::Range<usize>, with: &str) -> String {
     out.push_str(&text[range.end..]);
     out
 }
+
+/// 1-based line numbers of many offsets of one text, each in logarithmic time.
+pub struct LineIndex {
+    newlines: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        LineIndex {
+            newlines: text
+                .bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i)
+                .collect(),
+        }
+    }
+
+    /// Same as [`line_number`].
+    pub fn line(&self, offset: usize) -> usize {
+        self.newlines.partition_point(|&n| n < offset) + 1
+    }
+}

@@ -1,16 +1,15 @@
 //! Building with an external `kustomize build` / `kubectl kustomize`.
 //!
-//! Flux appends `spec.components` to the kustomization at `spec.path` itself (and
-//! generates one when missing), so when either applies the repository is copied
-//! to a temporary directory and the copy's kustomization is edited there; the
-//! repository is never written to.
+//! Flux writes the Flux Kustomization's fields into the kustomization at
+//! `spec.path` (and generates one when missing; see `flux_generate`), so when that
+//! changes anything the repository is copied to a temporary directory and the
+//! copy's kustomization is replaced there; the repository is never written to.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
-
-use super::{BuildError, Resource, flux_generate, load};
+use super::flux_generate::{self, FluxFields};
+use super::{BuildError, Resource, load};
 
 fn on_path(tool: &str) -> bool {
     std::env::var_os("PATH")
@@ -113,56 +112,28 @@ fn link_dir(src: &Path, _dst: &Path) -> std::io::Result<()> {
     )))
 }
 
-/// Writes the kustomization Flux would build into `dir` (a copy): the existing one
-/// with components appended, or a generated one.
-fn flux_kustomization(root: &Path, dir: &Path, components: &[String]) -> Result<(), BuildError> {
-    let (file, mut k) = match load::find_kustomization(dir) {
-        Some(f) => {
-            let text = load::read_to_string(root, &f)?;
-            let v = load::parse_one(&load::rel(root, &f), &text)?;
-            (f, v)
-        }
-        None => {
-            let res = flux_generate::resources(root, dir, &mut Default::default())?;
-            let v = serde_json::json!({
-                "apiVersion": "kustomize.config.k8s.io/v1beta1",
-                "kind": "Kustomization",
-                "resources": res,
-            });
-            (dir.join("kustomization.yaml"), v)
-        }
-    };
-    if !components.is_empty() {
-        let Some(map) = k.as_object_mut() else {
-            return Err(BuildError::Invalid {
-                file: load::rel(root, &file),
-                message: "kustomization is not a mapping".into(),
-            });
-        };
-        let list = map
-            .entry("components")
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if let Value::Array(items) = list {
-            items.extend(components.iter().map(|c| Value::String(c.clone())));
-        }
-    }
-    let text = serde_json::to_string_pretty(&k).unwrap_or_default();
+/// Writes the kustomization Flux would build into `dir` (a copy).
+fn write_kustomization(dir: &Path, generated: &flux_generate::Generated) -> Result<(), BuildError> {
+    let file = dir.join(
+        generated
+            .file
+            .file_name()
+            .unwrap_or("kustomization.yaml".as_ref()),
+    );
+    let text = serde_json::to_string_pretty(&generated.value).unwrap_or_default();
     std::fs::write(&file, text).map_err(|source| BuildError::Io {
         path: file.clone(),
         source,
     })
 }
 
-pub fn build(
-    repo_root: &Path,
-    path: &str,
-    components: &[String],
-) -> Result<Vec<Resource>, BuildError> {
+pub fn build(repo_root: &Path, path: &str, flux: &FluxFields) -> Result<Vec<Resource>, BuildError> {
     let dir = load::normalize(&repo_root.join(path));
     let kfile = load::find_kustomization(&dir);
     let origin = load::rel(repo_root, kfile.as_deref().unwrap_or(&dir));
+    let generated = flux_generate::kustomization(repo_root, &dir, flux, &mut Default::default())?;
     let tmp;
-    let build_dir = if components.is_empty() && kfile.is_some() {
+    let build_dir = if !generated.changed {
         dir.clone()
     } else {
         tmp = TempDir::new()?;
@@ -170,7 +141,7 @@ pub fn build(
         let copied = tmp
             .0
             .join(dir.strip_prefix(repo_root).unwrap_or(Path::new(path)));
-        flux_kustomization(&tmp.0, &copied, components)?;
+        write_kustomization(&copied, &generated)?;
         copied
     };
     let (mut cmd, shown) = command_for(&build_dir)?;

@@ -15,8 +15,9 @@
 //! `configMapGenerator`/`secretGenerator` (literals, files, envs, behavior,
 //! options, content-hash suffix) and `generatorOptions`. Renames (prefix, suffix,
 //! hash, namespace) are followed by kustomize's name-reference fix-up, and output
-//! uses kustomize's legacy kind order. A directory without a kustomization file
-//! gets the one Flux generates (see `flux_generate`).
+//! uses kustomize's legacy kind order. The top kustomization is the one
+//! kustomize-controller writes: generated for a directory without one, with the
+//! Flux Kustomization's fields written into it (see `flux_generate`).
 //!
 //! Every fixture under tests/fixtures/kustomize is checked against `kubectl
 //! kustomize` (kustomize v5.5.0).
@@ -38,6 +39,8 @@ mod select;
 mod transform;
 
 use std::path::{Path, PathBuf};
+
+pub use flux_generate::{FluxFields, FluxImage, FluxPatch};
 
 /// One rendered Kubernetes object.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +99,7 @@ pub enum BuildError {
     External { command: String, stderr: String },
 }
 
-/// Renders what kustomize-controller would apply for a Kustomization with
+/// Renders what kustomize-controller would build for a Kustomization with
 /// `spec.path = path` (relative to `repo_root`) and `spec.components = components`
 /// (relative to `path`), in `kubectl kustomize` output order.
 pub fn build(
@@ -105,11 +108,28 @@ pub fn build(
     components: &[String],
     mode: Mode,
 ) -> Result<Vec<Resource>, BuildError> {
+    let flux = FluxFields {
+        components: components.to_vec(),
+        ..FluxFields::default()
+    };
+    build_flux(repo_root, path, &flux, mode)
+}
+
+/// Renders what kustomize-controller would build for a Kustomization with
+/// `spec.path = path` (relative to `repo_root`) and the other fields it writes into the
+/// kustomization there (`flux`: components, patches, images, name prefix/suffix, target
+/// namespace), in `kubectl kustomize` output order.
+pub fn build_flux(
+    repo_root: &Path,
+    path: &str,
+    flux: &FluxFields,
+    mode: Mode,
+) -> Result<Vec<Resource>, BuildError> {
     match mode {
-        Mode::Native => native::build(repo_root, path, components),
-        Mode::External => external::build(repo_root, path, components),
-        Mode::Auto => match native::build(repo_root, path, components) {
-            Err(BuildError::Unsupported { .. }) => external::build(repo_root, path, components),
+        Mode::Native => native::build(repo_root, path, flux),
+        Mode::External => external::build(repo_root, path, flux),
+        Mode::Auto => match native::build(repo_root, path, flux) {
+            Err(BuildError::Unsupported { .. }) => external::build(repo_root, path, flux),
             other => other,
         },
     }

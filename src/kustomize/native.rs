@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::flux_generate::{self, FluxFields};
 use super::generators::{self, GenCtx, GenKind};
 use super::kustomization::Kustomization;
 use super::resid::Res;
-use super::{BuildError, Resource, flux_generate, load, namerefs, order, patches, transform};
+use super::{BuildError, Resource, load, namerefs, order, patches, transform};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -21,6 +22,8 @@ enum Role {
 
 pub struct Builder<'a> {
     pub root: &'a Path,
+    /// The Flux Kustomization's fields, written into the top kustomization as Flux does.
+    flux: &'a FluxFields,
     /// Parsed resource files, so each file is parsed once per build.
     parsed: HashMap<PathBuf, Vec<Value>>,
     /// nameReference configurations from every level (kustomize merges them).
@@ -29,15 +32,12 @@ pub struct Builder<'a> {
     stack: Vec<PathBuf>,
 }
 
-pub fn build(
-    repo_root: &Path,
-    path: &str,
-    components: &[String],
-) -> Result<Vec<Resource>, BuildError> {
+pub fn build(repo_root: &Path, path: &str, flux: &FluxFields) -> Result<Vec<Resource>, BuildError> {
     let root = load::normalize(repo_root);
     let dir = load::normalize(&root.join(path));
     let mut b = Builder {
         root: &root,
+        flux,
         parsed: HashMap::new(),
         custom_refs: Vec::new(),
         stack: Vec::new(),
@@ -50,7 +50,7 @@ pub fn build(
         });
     }
     let mut acc = Vec::new();
-    b.accumulate(&dir, components, &mut acc, Role::Top)?;
+    b.accumulate(&dir, &mut acc, Role::Top)?;
     // kustomize adds generator hashes once, at the top, over the final content,
     // then fixes every reference to the renamed objects.
     for r in acc.iter_mut().filter(|r| r.needs_hash) {
@@ -141,21 +141,19 @@ impl Builder<'_> {
         dir: &Path,
         role: Role,
     ) -> Result<(PathBuf, Kustomization), BuildError> {
+        if role == Role::Top {
+            // `spec.path`: the kustomization kustomize-controller writes there.
+            let generated =
+                flux_generate::kustomization(self.root, dir, self.flux, &mut self.parsed)?;
+            let rel = self.rel(&generated.file);
+            let k = Kustomization::from_value(&rel, generated.value)?;
+            return Ok((rel, k));
+        }
         match load::find_kustomization(dir) {
             Some(f) => {
                 let rel = self.rel(&f);
                 let v = load::parse_one(&rel, &self.read(&f)?)?;
                 Ok((rel.clone(), Kustomization::from_value(&rel, v)?))
-            }
-            None if role == Role::Top => {
-                let resources = flux_generate::resources(self.root, dir, &mut self.parsed)?;
-                Ok((
-                    self.rel(&dir.join("kustomization.yaml")),
-                    Kustomization {
-                        resources,
-                        ..Default::default()
-                    },
-                ))
             }
             None => Err(BuildError::Invalid {
                 file: self.rel(dir),
@@ -165,13 +163,7 @@ impl Builder<'_> {
         }
     }
 
-    fn accumulate(
-        &mut self,
-        dir: &Path,
-        extra_components: &[String],
-        acc: &mut Vec<Res>,
-        role: Role,
-    ) -> Result<(), BuildError> {
+    fn accumulate(&mut self, dir: &Path, acc: &mut Vec<Res>, role: Role) -> Result<(), BuildError> {
         if self.stack.iter().any(|d| d == dir) {
             return Err(BuildError::Invalid {
                 file: self.rel(dir),
@@ -181,7 +173,7 @@ impl Builder<'_> {
             });
         }
         self.stack.push(dir.to_path_buf());
-        let res = self.accumulate_inner(dir, extra_components, acc, role);
+        let res = self.accumulate_inner(dir, acc, role);
         self.stack.pop();
         res
     }
@@ -189,7 +181,6 @@ impl Builder<'_> {
     fn accumulate_inner(
         &mut self,
         dir: &Path,
-        extra_components: &[String],
         acc: &mut Vec<Res>,
         role: Role,
     ) -> Result<(), BuildError> {
@@ -230,7 +221,7 @@ impl Builder<'_> {
             let abs = self.resolve(dir, entry, &file)?;
             if abs.is_dir() {
                 let mut sub = Vec::new();
-                self.accumulate(&abs, &[], &mut sub, Role::Resource)?;
+                self.accumulate(&abs, &mut sub, Role::Resource)?;
                 append(acc, sub, &file)?;
             } else if abs.is_file() {
                 let origin = self.rel(&abs);
@@ -249,7 +240,7 @@ impl Builder<'_> {
                 });
             }
         }
-        for entry in k.components.iter().chain(extra_components) {
+        for entry in &k.components {
             if is_remote(entry) {
                 return Err(BuildError::Unsupported {
                     file,
@@ -269,7 +260,7 @@ impl Builder<'_> {
                 });
             }
             // A component transforms everything accumulated so far.
-            self.accumulate(&abs, &[], acc, Role::Component)?;
+            self.accumulate(&abs, acc, Role::Component)?;
         }
         for entry in &k.configurations {
             self.load_configuration(dir, &file, entry)?;

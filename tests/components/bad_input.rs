@@ -156,12 +156,15 @@ pub(crate) fn bad_input_cases() -> Vec<BadInput> {
             what: "cell-metadata.tf without the ConfigMap",
             setup: |root| {
                 one_cell(root);
+                let file = "terraform/cells/eu-west-2-prod/cell-metadata.tf";
                 edit_file(
                     root,
-                    "terraform/cells/eu-west-2-prod/cell-metadata.tf",
+                    file,
                     "resource \"kubernetes_config_map_v1\" \"cell_metadata\"",
                     "resource \"kubernetes_config_map_v1\" \"metadata\"",
                 );
+                // Neither its label nor its name says it is the cell-metadata ConfigMap.
+                edit_file(root, file, "\"cell-metadata\"", "\"other\"");
             },
             args: &["add-component", "external-dns"],
             code: 1,

@@ -211,3 +211,34 @@ fn piped_check_prints_no_progress() {
         assert_eq!(stderr(&out), "", "--format {format}: stderr is not empty");
     }
 }
+
+/// A reader that stops early (`cellgen ... | head -1`) ends cellgen quietly, as it ends other
+/// Unix tools: no panic, nothing on stderr. Checked before and after the output is complete.
+#[test]
+fn a_closed_pipe_ends_cellgen_quietly() {
+    use std::process::{Command, Stdio};
+    for args in [
+        &["completions", "bash"][..],
+        &["man"][..],
+        &["list", "components", "--format", "json"][..],
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cellgen"));
+        isolate(&mut cmd);
+        let mut child = cmd
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close our end of stdout before cellgen writes anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "cellgen {}: {stderr}",
+            args.join(" ")
+        );
+        assert_ne!(out.status.code(), Some(101), "cellgen {}", args.join(" "));
+    }
+}

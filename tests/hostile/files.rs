@@ -1,9 +1,320 @@
-//! Hostile input: files.
+//! Hostile input: files cellgen reads, above all a repository's components/<name>/component.yaml,
+//! whose values end up in Terraform and YAML. None can inject a block, an attribute or a key;
+//! none can make cellgen hang.
 
+use super::edits::{assert_data_keys, cell, cell_with_component, stack, yaml_file};
 use super::*;
 
+/// A repository component `billing` with these identity and key lines.
+fn billing(root: &Path, identity: &str, terraform: &str) {
+    cell_with_component(
+        root,
+        "billing",
+        &format!(
+            "description: Billing\nlayers: [apps]\nkeys:\n  billing_role_arn:\n    description: Billing role\n    example: arn:aws:iam::123456789012:role/x\n    terraform: {terraform}\nidentity:\n{identity}"
+        ),
+    );
+}
+
+const IDENTITY: &str = "  namespace: billing\n  service_account: billing\n  policy_arns: [arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess]\n";
+
+/// The resources, data sources and modules of billing.tf, as HashiCorp's parser reads them.
+fn billing_blocks(root: &Path) -> Vec<String> {
+    let parsed = stack(root);
+    let file = &parsed["billing.tf"];
+    let mut out = Vec::new();
+    for kind in ["resource", "data", "module"] {
+        if let Some(types) = file[kind].as_object() {
+            for (ty, names) in types {
+                for name in names.as_object().unwrap().keys() {
+                    out.push(format!("{kind}.{ty}.{name}"));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+const BILLING_BLOCKS: &[&str] = &[
+    "data.aws_iam_policy_document.billing_trust",
+    "resource.aws_eks_pod_identity_association.billing",
+    "resource.aws_iam_role.billing",
+    "resource.aws_iam_role_policy_attachment.billing",
+];
+
 pub fn cases() -> Vec<Case> {
-    vec![]
+    vec![
+        Case {
+            name: "cellgen.yaml nested 100,000 brackets deep",
+            setup: |root| {
+                cell(root);
+                let path = root.join("cellgen.yaml");
+                let text = read(&path);
+                let deep = format!("{text}x: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+                std::fs::write(path, deep).unwrap();
+            },
+            args: &["list"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["cellgen.yaml:", "nest more than 64 levels", "flatten"],
+            },
+        },
+        Case {
+            name: "check on a layer file nested 100,000 brackets deep",
+            setup: |root| {
+                edits::fixed_layer(root);
+                let deep = format!(
+                    "components: []\n  x: {}{}",
+                    "[".repeat(100_000),
+                    "]".repeat(100_000)
+                );
+                edits::replace(root, edits::CONTROLLERS, "components: []", &deep);
+            },
+            args: &["check"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "cells/eu-west-2-prod/controllers.yaml:9",
+                    "nest more than 64 levels",
+                ],
+            },
+        },
+        Case {
+            name: "component.yaml nested 100,000 brackets deep",
+            setup: |root| {
+                let deep = format!(
+                    "description: X\nlayers: [apps]\nrequires: {}{}\n",
+                    "[".repeat(100_000),
+                    "]".repeat(100_000)
+                );
+                cell_with_component(root, "deep", &deep);
+            },
+            args: &["add-component", "deep"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "components/deep/component.yaml",
+                    "line 3",
+                    "nest more than 64 levels",
+                ],
+            },
+        },
+        Case {
+            name: "a description that tries to end its comment line",
+            setup: |root| {
+                cell_with_component(
+                    root,
+                    "billing",
+                    &format!(
+                        "description: \"Billing\\nresource \\\"aws_iam_user\\\" \\\"evil\\\" {{}}\\r\\n# x\"\nlayers: [apps]\nidentity:\n{IDENTITY}"
+                    ),
+                );
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Succeeds(|root, _| {
+                assert_eq!(billing_blocks(root), BILLING_BLOCKS);
+                let tf = read(&root.join("terraform/cells/eu-west-2-prod/billing.tf"));
+                assert!(
+                    tf.starts_with(
+                        "# Component billing: Billing resource \"aws_iam_user\" \"evil\" {} # x\n"
+                    ),
+                    "{tf}"
+                );
+            }),
+        },
+        Case {
+            name: "a namespace with a quote and a newline",
+            setup: |root| {
+                billing(
+                    root,
+                    "  namespace: \"billing\\\"\\n}\\nresource \\\"aws_iam_user\\\" \\\"x\\\" {\\n  name = \\\"\"\n  service_account: billing\n",
+                    "aws_iam_role.billing.arn",
+                )
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "components/billing/component.yaml",
+                    "identity.namespace",
+                    "not a Kubernetes namespace name",
+                ],
+            },
+        },
+        Case {
+            name: "a service account with a quote",
+            setup: |root| {
+                billing(
+                    root,
+                    "  namespace: billing\n  service_account: 'x\" role_arn = \"y'\n",
+                    "aws_iam_role.billing.arn",
+                )
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "identity.service_account",
+                    "not a Kubernetes service account name",
+                ],
+            },
+        },
+        Case {
+            name: "a key's terraform that closes the data object",
+            setup: |root| {
+                billing(
+                    root,
+                    IDENTITY,
+                    "\"aws_iam_role.billing.arn }\\nresource \\\"aws_iam_user\\\" \\\"evil\\\" {\\n  name = \\\"x\\\"\"",
+                )
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "keys.billing_role_arn.terraform",
+                    "not one HCL expression",
+                    "write one Terraform expression",
+                ],
+            },
+        },
+        Case {
+            name: "a key's terraform with a trailing comment",
+            setup: |root| billing(root, IDENTITY, "'aws_iam_role.billing.arn # }'"),
+            args: &["add-component", "billing"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "keys.billing_role_arn.terraform",
+                    "write one Terraform expression",
+                ],
+            },
+        },
+        Case {
+            name: "a key's terraform that is two attributes",
+            setup: |root| {
+                billing(
+                    root,
+                    IDENTITY,
+                    "\"aws_iam_role.billing.arn\\n    other = 1\"",
+                )
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "keys.billing_role_arn.terraform",
+                    "write one Terraform expression",
+                ],
+            },
+        },
+        Case {
+            name: "a policy ARN with a quote",
+            setup: |root| {
+                billing(
+                    root,
+                    "  namespace: billing\n  service_account: billing\n  policy_arns: ['arn:aws:iam::aws:policy/x\", \"y']\n",
+                    "aws_iam_role.billing.arn",
+                )
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["identity.policy_arns", "not an IAM policy ARN"],
+            },
+        },
+        Case {
+            name: "a policy ARN of another service",
+            setup: |root| {
+                billing(
+                    root,
+                    "  namespace: billing\n  service_account: billing\n  policy_arns: ['arn:aws:s3:::bucket']\n",
+                    "aws_iam_role.billing.arn",
+                )
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["`arn:aws:s3:::bucket`", "not an IAM policy ARN"],
+            },
+        },
+        Case {
+            name: "a depends_on entry that closes the list",
+            setup: |root| {
+                cell_with_component(
+                    root,
+                    "billing",
+                    "description: X\nlayers: [apps]\ndepends_on: [\"module.x]\\nresource \\\"aws_iam_user\\\" \\\"y\\\" {}\\n#\"]\n",
+                )
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "depends_on has",
+                    "is not a resource, data source or module reference",
+                ],
+            },
+        },
+        Case {
+            name: "a repository component in any partition, waiting for its attachments",
+            setup: |root| {
+                billing(
+                    root,
+                    "  namespace: billing\n  service_account: team.billing\n  policy_arns: [arn:aws-us-gov:iam::123456789012:policy/team/billing-read]\n",
+                    "aws_iam_role.billing.arn",
+                )
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Succeeds(|root, _| {
+                assert_eq!(billing_blocks(root), BILLING_BLOCKS);
+                assert_data_keys(root, &["billing_role_arn"]);
+                let parsed = stack(root);
+                let config_map = &parsed["cell-metadata.tf"]["resource"]["kubernetes_config_map_v1"]
+                    ["cell_metadata"][0];
+                let depends = config_map["depends_on"].to_string();
+                for dep in [
+                    "aws_eks_pod_identity_association.billing",
+                    "aws_iam_role_policy_attachment.billing",
+                ] {
+                    assert!(depends.contains(dep), "depends_on lacks {dep}: {depends}");
+                }
+                let attachment = &parsed["billing.tf"]["resource"]["aws_iam_role_policy_attachment"]
+                    ["billing"][0];
+                assert!(
+                    attachment["for_each"]
+                        .to_string()
+                        .contains("arn:aws-us-gov:iam::123456789012:policy/team/billing-read"),
+                    "{attachment}"
+                );
+                let association = &parsed["billing.tf"]["resource"]["aws_eks_pod_identity_association"]
+                    ["billing"][0];
+                assert_eq!(association["service_account"], "team.billing");
+            }),
+        },
+        Case {
+            name: "an example that looks like YAML",
+            setup: |root| {
+                billing(root, IDENTITY, "aws_iam_role.billing.arn");
+                edits::replace(
+                    root,
+                    "components/billing/component.yaml",
+                    "example: arn:aws:iam::123456789012:role/x",
+                    "example: \"x\\nkeys: {}\\nschema: 99\"",
+                );
+            },
+            args: &["add-component", "billing"],
+            expect: Expect::Succeeds(|root, _| {
+                let config = yaml_file(root, "cellgen.yaml");
+                assert_eq!(config["schema"], 2);
+                assert_eq!(
+                    config["keys"]["billing_role_arn"]["example"].as_str(),
+                    Some("x\nkeys: {}\nschema: 99")
+                );
+            }),
+        },
+    ]
 }
 
 #[test]

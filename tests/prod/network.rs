@@ -104,7 +104,10 @@ fn check_reports_overlapping_vpc_blocks_at_the_cells_tfvars() {
         .filter(|f| f["code"] == "overlapping-vpc-cidr")
         .collect();
     assert_eq!(findings.len(), 2, "one finding per cell: {report}");
-    let staging = findings.iter().find(|f| f["cell"] == STAGING).unwrap();
+    let staging = findings
+        .iter()
+        .find(|f| f["cells"] == serde_json::json!([STAGING]))
+        .unwrap();
     assert_eq!(
         staging["file"],
         format!("terraform/cells/{STAGING}/terraform.tfvars")

@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 use tempfile::TempDir;
 
+pub mod terraform;
+
 /// The Git URL every generated test repository syncs from.
 pub const GIT_URL: &str = "ssh://git@github.com/acme/infra.git";
 
@@ -263,6 +265,22 @@ pub fn tools_dir() -> PathBuf {
 /// Parses every `.tf` and `.tfvars` file of `dir` with tests/tools/hcl2json.mjs:
 /// `{"<file>": <hcl2json output>}`, or the parser's error naming the file.
 pub fn try_hcl_parse_dir(dir: &Path) -> Result<Value, String> {
+    run_hcl2json(&[dir])
+}
+
+/// [`hcl_parse_dir`] for several directories in one run of the parser (loading it is most of
+/// the time a parse takes), in the order given.
+pub fn hcl_parse_dirs(dirs: &[&Path]) -> Vec<Value> {
+    if dirs.len() == 1 {
+        return vec![hcl_parse_dir(dirs[0])];
+    }
+    let mut all = run_hcl2json(dirs).unwrap_or_else(|e| panic!("HCL does not parse: {e}"));
+    dirs.iter()
+        .map(|d| all[d.to_string_lossy().as_ref()].take())
+        .collect()
+}
+
+fn run_hcl2json(dirs: &[&Path]) -> Result<Value, String> {
     let tools = tools_dir();
     let parser = tools.join("node_modules/@cdktf/hcl2json");
     assert!(
@@ -273,7 +291,7 @@ pub fn try_hcl_parse_dir(dir: &Path) -> Result<Value, String> {
     );
     let output = StdCommand::new("node")
         .arg(tools.join("hcl2json.mjs"))
-        .arg(dir)
+        .args(dirs)
         .output()
         .unwrap_or_else(|e| panic!("cannot run node (needed for tests/tools/hcl2json.mjs): {e}"));
     if !output.status.success() {
@@ -571,6 +589,31 @@ fn references_in(expr: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `terraform fmt -check -recursive -diff` on `dir`: Ok, or the files and diff terraform printed.
+/// Terraform must be installed (`.ci/run` requires it); this never skips.
+pub fn terraform_fmt_check(dir: &Path) -> Result<(), String> {
+    let output = StdCommand::new("terraform")
+        .args(["fmt", "-check", "-recursive", "-diff", "-no-color"])
+        .arg(dir)
+        // No CLI configuration is needed to format, and none of the machine's may leak in.
+        .env("TF_CLI_CONFIG_FILE", "/dev/null")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run `terraform fmt` (is terraform installed? .ci/run requires it): {e}")
+        });
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`terraform fmt -check -recursive {}` failed ({}):\n{}{}",
+            dir.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

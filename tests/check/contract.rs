@@ -1,160 +1,9 @@
-//! `cellgen check` on repositories generated with `cellgen new`, each broken in one way: every
-//! finding is asserted with its code, the source file and line a person has to edit (the
-//! `${...}` as written, not the rendered object), and the did-you-mean where there is one. Exit
-//! codes: 0 clean (warnings allowed), 1 findings, 2 usage.
-
-mod support;
+//! The key contract between Terraform and Flux, and substitution in strict mode.
 
 use std::fs;
-use std::path::Path;
 
-use serde_json::Value;
-use support::*;
-
-const PROD: &str = "eu-west-2-prod";
-const DEV: &str = "us-east-1-dev";
-
-/// Two cells sharing the layers: PROD with three components, DEV with one.
-fn repo() -> tempfile::TempDir {
-    new_repo(&[
-        &format!("{PROD} --components karpenter,kyverno,metrics-server"),
-        &format!("{DEV} --components kyverno"),
-    ])
-}
-
-fn metadata_tf(cell: &str) -> String {
-    format!("terraform/cells/{cell}/cell-metadata.tf")
-}
-
-/// Replaces the only occurrence of `from` in a repository file.
-#[track_caller]
-fn edit(root: &Path, rel: &str, from: &str, to: &str) {
-    let path = root.join(rel);
-    let text = read(&path);
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "{rel} should contain `{from}` exactly once:\n{text}"
-    );
-    fs::write(&path, text.replacen(from, to, 1)).unwrap();
-}
-
-/// The 1-based line of the only line of a repository file that contains `needle`.
-#[track_caller]
-fn line_in(root: &Path, rel: &str, needle: &str) -> u64 {
-    let text = read(&root.join(rel));
-    let lines: Vec<usize> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains(needle))
-        .map(|(i, _)| i + 1)
-        .collect();
-    assert_eq!(lines.len(), 1, "`{needle}` should be on one line of {rel}");
-    lines[0] as u64
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(root: &Path, args: &[&str]) -> Run {
-    let out = cellgen()
-        .arg("-C")
-        .arg(root)
-        .arg("check")
-        .args(args)
-        .output()
-        .expect("cannot run cellgen");
-    Run {
-        code: out.status.code().expect("cellgen was killed"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// `cellgen check --format json <args>`: the exit code and the parsed report.
-fn check_json(root: &Path, args: &[&str]) -> (i32, Value) {
-    let mut all = vec!["--format", "json"];
-    all.extend_from_slice(args);
-    let r = run(root, &all);
-    let report: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| {
-        panic!(
-            "--format json printed no JSON ({e}):\n{}\nstderr:\n{}",
-            r.stdout, r.stderr
-        )
-    });
-    (r.code, report)
-}
-
-fn findings(report: &Value) -> &Vec<Value> {
-    report["findings"].as_array().expect("findings is a list")
-}
-
-/// The findings with this code.
-fn with_code<'a>(report: &'a Value, code: &str) -> Vec<&'a Value> {
-    findings(report)
-        .iter()
-        .filter(|f| f["code"] == code)
-        .collect()
-}
-
-/// Every finding, one line each, for failure messages.
-fn summary(report: &Value) -> String {
-    findings(report)
-        .iter()
-        .map(|f| {
-            format!(
-                "{} {} {}:{} [{} {}] {}",
-                f["severity"].as_str().unwrap_or(""),
-                f["code"].as_str().unwrap_or(""),
-                f["file"].as_str().unwrap_or(""),
-                f["line"],
-                f["cell"].as_str().unwrap_or("-"),
-                f["layer"].as_str().unwrap_or("-"),
-                f["message"].as_str().unwrap_or("")
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Asserts the findings with `code` are exactly one per listed cell, each at `file:line`, and
-/// returns them.
-#[track_caller]
-fn assert_at<'a>(
-    report: &'a Value,
-    code: &str,
-    file: &str,
-    line: u64,
-    cells: &[&str],
-) -> Vec<&'a Value> {
-    let found = with_code(report, code);
-    let mut got: Vec<(String, String, Value)> = found
-        .iter()
-        .map(|f| {
-            (
-                f["cell"].as_str().unwrap_or("").to_string(),
-                f["file"].as_str().unwrap_or("").to_string(),
-                f["line"].clone(),
-            )
-        })
-        .collect();
-    got.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut want: Vec<(String, String, Value)> = cells
-        .iter()
-        .map(|c| (c.to_string(), file.to_string(), Value::from(line)))
-        .collect();
-    want.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(
-        got,
-        want,
-        "`{code}` findings (cell, file, line) differ; all findings:\n{}",
-        summary(report)
-    );
-    found
-}
+use super::support::*;
+use super::*;
 
 #[test]
 fn clean_repository_passes() {
@@ -185,23 +34,32 @@ fn typo_in_a_shared_layer_fails_every_cell_at_the_source_line() {
     let found = assert_at(&report, "missing-key", file, line, &[PROD, DEV]);
     for f in found {
         assert_eq!(f["severity"], "error");
-        assert_eq!(f["layer"], "configs");
+        assert_eq!(f["layers"], serde_json::json!(["configs"]));
+        assert_eq!(
+            f["places"],
+            serde_json::json!([{"cell": PROD, "layer": "configs"}, {"cell": DEV, "layer": "configs"}])
+        );
         let message = f["message"].as_str().unwrap();
         assert!(
             message.contains("`clustr_name`") && message.contains("Did you mean `cluster_name`"),
             "{message}"
         );
     }
-    assert_eq!(findings(&report).len(), 2, "{}", summary(&report));
+    assert_eq!(findings(&report).len(), 1, "{}", summary(&report));
 
+    // One finding, listing the cells it breaks.
     let text = run(dir.path(), &[]);
     assert_eq!(text.code, 1);
+    assert_eq!(
+        text.stdout.matches("error[missing-key]").count(),
+        1,
+        "{}",
+        text.stdout
+    );
     assert!(
-        text.stdout.contains(&format!("--> {file}:{line}\n"))
-            && text.stdout.contains("error[missing-key]")
-            && text
-                .stdout
-                .contains("2 cells checked: 2 errors, 0 warnings"),
+        text.stdout.contains(&format!(
+            "--> {file}:{line}\n   = cells {PROD}, {DEV} (layer configs)\n"
+        )) && text.stdout.contains("2 cells checked: 1 error, 0 warnings"),
         "{}",
         text.stdout
     );
@@ -282,7 +140,8 @@ fn key_removed_from_one_cell_fails_the_contract_and_the_manifest() {
         .collect();
     assert_eq!(contract.len(), 1, "{}", summary(&report));
     assert_eq!(contract[0]["line"], data_line);
-    assert_eq!(contract[0]["cell"], PROD);
+    assert_eq!(contract[0]["cells"], serde_json::json!([PROD]));
+    assert_eq!(contract[0]["layers"], serde_json::json!([]));
     assert!(
         contract[0]["message"]
             .as_str()
@@ -296,8 +155,8 @@ fn key_removed_from_one_cell_fails_the_contract_and_the_manifest() {
     let used: Vec<_> = missing.iter().filter(|f| f["file"] == manifest).collect();
     assert_eq!(used.len(), 1, "{}", summary(&report));
     assert_eq!(used[0]["line"], line, "{}", summary(&report));
-    assert_eq!(used[0]["cell"], PROD);
-    assert_eq!(used[0]["layer"], "controllers");
+    assert_eq!(used[0]["cells"], serde_json::json!([PROD]));
+    assert_eq!(used[0]["layers"], serde_json::json!(["controllers"]));
 }
 
 #[test]
@@ -387,8 +246,9 @@ fn schema_number_differs_between_terraform_and_cellgen_yaml() {
     let found = with_code(&report, "schema-mismatch");
     assert_eq!(found.len(), 2, "{}", summary(&report));
     for f in found {
-        let cell = f["cell"].as_str().unwrap();
-        let tf = metadata_tf(cell);
+        let cells = strings(&f["cells"]);
+        assert_eq!(cells.len(), 1, "{}", summary(&report));
+        let tf = metadata_tf(&cells[0]);
         assert_eq!(f["file"], tf.as_str());
         assert_eq!(f["line"], line_in(dir.path(), &tf, "    schema "));
     }
@@ -429,7 +289,7 @@ fn secret_looking_values_are_errors_at_their_line() {
         assert!(
             found.iter().any(|f| f["file"] == tf.as_str()
                 && f["line"] == line
-                && f["cell"] == DEV
+                && breaks(f, DEV)
                 && f["severity"] == "error"
                 && f["message"].as_str().unwrap().contains(&format!("`{key}`"))),
             "no secret-value for {key} at {tf}:{line}:\n{}",
@@ -437,7 +297,7 @@ fn secret_looking_values_are_errors_at_their_line() {
         );
     }
     // The identifiers a cell writes are not secrets.
-    assert!(found.iter().all(|f| f["cell"] == DEV));
+    assert!(found.iter().all(|f| f["cells"] == serde_json::json!([DEV])));
 }
 
 #[test]
@@ -516,8 +376,8 @@ fn bad_components_are_reported_at_the_layer_file() {
         assert!(
             found.iter().any(|f| f["file"] == layer.as_str()
                 && f["line"] == line
-                && f["cell"] == PROD
-                && f["layer"] == "configs"
+                && f["cells"] == serde_json::json!([PROD])
+                && f["layers"] == serde_json::json!(["configs"])
                 && f["message"].as_str().unwrap().contains(why)),
             "no bad-component for {needle} at {layer}:{line}:\n{}",
             summary(&report)
@@ -683,99 +543,4 @@ fn values_file_supplies_keys_as_a_configmap_or_a_plain_map() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("cluster: from-plain-map"));
-}
-
-#[test]
-fn json_and_github_formats_carry_file_and_line() {
-    let dir = repo();
-    let file = "apps/namespace.yaml";
-    edit(dir.path(), file, "${cell_name}", "${cell}");
-    let line = line_in(dir.path(), file, "${cell}");
-
-    let (code, report) = check_json(dir.path(), &[]);
-    assert_eq!(code, 1);
-    assert_eq!(report["errors"], 2);
-    assert_eq!(report["warnings"], 0);
-    for f in findings(&report) {
-        for field in ["severity", "code", "cell", "layer", "file", "message"] {
-            assert!(f[field].is_string(), "{field} missing in {f}");
-        }
-        assert_eq!(f["file"], file);
-        assert_eq!(f["line"], line);
-    }
-
-    let r = run(dir.path(), &["--format", "github"]);
-    assert_eq!(r.code, 1);
-    let lines: Vec<&str> = r.stdout.lines().collect();
-    assert_eq!(lines.len(), 3, "{}", r.stdout);
-    for l in &lines[..2] {
-        assert!(
-            l.starts_with(&format!(
-                "::error file={file},line={line},title=cellgen missing-key::"
-            )),
-            "{l}"
-        );
-    }
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.ends_with(&format!("[cell {PROD}, layer apps]")))
-    );
-    assert_eq!(lines[2], "cellgen check: 2 cells, 2 errors, 0 warnings");
-}
-
-#[test]
-fn named_cells_only_and_usage_errors() {
-    let dir = repo();
-    let file = "components/kyverno/controllers/namespace.yaml";
-    edit(dir.path(), file, "${cell_name}", "${cellname}");
-    // kyverno runs in both cells; the report covers the one asked for.
-    let (code, report) = check_json(dir.path(), &[DEV]);
-    assert_eq!(code, 1);
-    assert_eq!(report["cells"], serde_json::json!([DEV]));
-    let line = line_in(dir.path(), file, "${cellname}");
-    assert_at(&report, "missing-key", file, line, &[DEV]);
-    assert!(
-        with_code(&report, "unused-key").is_empty(),
-        "unused keys are judged over all cells only"
-    );
-
-    let r = run(dir.path(), &["eu-west-2-prd"]);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(r.stdout.is_empty(), "{}", r.stdout);
-    assert!(
-        r.stderr.contains("unknown cell `eu-west-2-prd`")
-            && r.stderr.contains("Did you mean `eu-west-2-prod`?"),
-        "{}",
-        r.stderr
-    );
-    let r = run(dir.path(), &["--format", "xml"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("--format"), "{}", r.stderr);
-}
-
-#[test]
-fn generated_workflow_runs_cellgen_check() {
-    let dir = repo();
-    let docs = load_yaml_file(&dir.path().join(".github/workflows/cellgen.yaml"));
-    let workflow = &docs[0].value;
-    assert!(
-        workflow["on"].get("pull_request").is_some(),
-        "the workflow does not run on pull requests: {workflow}"
-    );
-    let runs: Vec<String> = workflow["jobs"]
-        .as_object()
-        .expect("jobs")
-        .values()
-        .flat_map(|job| job["steps"].as_array().cloned().unwrap_or_default())
-        .filter_map(|step| step["run"].as_str().map(str::to_string))
-        .collect();
-    let check = runs
-        .iter()
-        .find(|r| r.trim_start().starts_with("cellgen check"))
-        .unwrap_or_else(|| panic!("no step runs `cellgen check`: {runs:?}"));
-    // Its arguments are ones cellgen accepts, and it passes on the clean repository.
-    let args: Vec<&str> = check.split_whitespace().skip(2).collect();
-    let r = run(dir.path(), &args);
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }

@@ -1,0 +1,391 @@
+//! Checks of one rendered layer: the Flux Kustomization's own fields (what cellgen cannot apply,
+//! where it substitutes from), its build, and every object's substitution, each at the source
+//! line a person has to edit.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::locate::SourceFiles;
+use super::schema::Step;
+use super::{Finding, METADATA_CONFIGMAP};
+use crate::components::resolve_ref;
+use crate::kustomize::{BuildError, FluxFields, Resource};
+use crate::render::{BuildCache, FluxLayer, RenderedLayer, Source};
+use crate::substitute::flux::substitution_disabled;
+use crate::substitute::{SubstError, Vars, analyze, to_flux_yaml};
+use crate::suggest;
+
+/// A field path from dotted keys and indices: `steps(&["spec", "patches"])`.
+pub fn steps(keys: &[&str]) -> Vec<Step> {
+    keys.iter()
+        .map(|k| match k.parse::<usize>() {
+            Ok(n) => Step::Index(n),
+            Err(_) => Step::Key((*k).to_string()),
+        })
+        .collect()
+}
+
+/// What the layer checks share across layers and cells.
+pub struct Context<'a> {
+    pub root: &'a Path,
+    pub cache: &'a mut BuildCache,
+    pub sources: &'a mut SourceFiles,
+    /// Keys some manifest asks for.
+    pub used: &'a mut BTreeSet<String>,
+}
+
+/// Checks one layer; false when its objects could not all be rendered.
+pub fn check_layer(
+    cx: &mut Context,
+    rendered: &RenderedLayer,
+    findings: &mut Vec<Finding>,
+) -> bool {
+    let layer = &rendered.layer;
+    let file = layer.file.clone();
+    let at = |cx: &mut Context, path: &[&str], value: Option<&str>| {
+        cx.sources
+            .locate_field(
+                std::slice::from_ref(&file),
+                "Kustomization",
+                &layer.name,
+                &steps(path),
+                value,
+            )
+            .1
+    };
+    let mut complete = true;
+    for unsupported in &layer.unsupported {
+        let path: Vec<&str> = unsupported.field.split('.').collect();
+        findings.push(Finding::error(
+            "unsupported-field",
+            &file,
+            at(cx, &path, None),
+            format!(
+                "`{}` of Flux Kustomization `{}`: {}. cellgen does not check this layer as Flux applies it",
+                unsupported.field, layer.name, unsupported.reason
+            ),
+        ));
+        complete = false;
+    }
+    if layer
+        .unsupported
+        .iter()
+        .any(|u| u.field == "spec.sourceRef")
+    {
+        return false; // spec.path is not in this repository.
+    }
+
+    let from = layer.substitute_from();
+    if !from.iter().any(|s| s.is_cell_metadata()) {
+        let line = at(cx, &["spec", "postBuild"], None);
+        findings.push(Finding::error(
+            "no-substitute-from",
+            &file,
+            line,
+            format!("Flux Kustomization `{}` does not substitute from the {METADATA_CONFIGMAP} ConfigMap: add `postBuild.substituteFrom: [{{kind: ConfigMap, name: {METADATA_CONFIGMAP}}}]`", layer.name),
+        ));
+    }
+    for (i, reference) in from.iter().enumerate() {
+        let entry = i.to_string();
+        match &rendered.sources[i] {
+            Source::CellMetadata => {
+                if layer.namespace != crate::render::BOOTSTRAP {
+                    findings.push(Finding::error(
+                        "substitute-namespace",
+                        &file,
+                        at(cx, &["spec", "postBuild", "substituteFrom", &entry], None),
+                        format!(
+                            "Flux Kustomization `{}` is in namespace `{}`, but substituteFrom reads ConfigMaps from the Kustomization's own namespace and {METADATA_CONFIGMAP} is in `flux-system`: Flux fails with \"substitute from 'ConfigMap/{METADATA_CONFIGMAP}' error: not found\". Put the Kustomization in flux-system (spec.targetNamespace decides where its objects go)",
+                            layer.name,
+                            if layer.namespace.is_empty() { "default" } else { &layer.namespace }
+                        ),
+                    ));
+                }
+                if reference.optional {
+                    findings.push(Finding::error(
+                        "optional-cell-metadata",
+                        &file,
+                        at(cx, &["spec", "postBuild", "substituteFrom", &entry, "optional"], None),
+                        format!(
+                            "Flux Kustomization `{}` marks {METADATA_CONFIGMAP} `optional: true`: when Terraform has not written it yet, Flux substitutes nothing and applies every `${{...}}` literally instead of waiting. Remove `optional: true`",
+                            layer.name
+                        ),
+                    ));
+                }
+            }
+            Source::Unseen => findings.push(Finding::warning(
+                "unseen-source",
+                &file,
+                at(cx, &["spec", "postBuild", "substituteFrom", &entry, "name"], None),
+                format!(
+                    "`{}` also substitutes from {} {} in `{}`, which no layer of the cell renders and cellgen cannot see: its keys count as missing (mark it `optional: true` or give its keys with --values)",
+                    layer.name, reference.kind, reference.name, layer.namespace
+                ),
+            )),
+            Source::Rendered { .. } | Source::SkippedOptional => {}
+        }
+    }
+
+    let mut components_ok = true;
+    for (i, component) in layer.flux.components.iter().enumerate() {
+        let missing_ok = layer.flux.ignore_missing_components;
+        if let Some(problem) =
+            component_problem(cx.root, &layer.build_path(), component, missing_ok)
+        {
+            components_ok = false;
+            findings.push(Finding::error(
+                "bad-component",
+                &file,
+                at(cx, &["spec", "components", &i.to_string()], None),
+                format!("component `{component}` of `{}`: {problem}", layer.name),
+            ));
+        }
+    }
+    if !components_ok {
+        return false;
+    }
+
+    if let Err(e) = rendered.build.as_ref() {
+        findings.push(build_failed(cx, layer, e));
+        return false;
+    }
+
+    let vars = &rendered.vars;
+    if let Some(bad) = vars.0.keys().find(|k| !crate::keys::is_valid_key_name(k)) {
+        let line = at(cx, &["spec", "postBuild", "substitute", bad], None);
+        findings.push(Finding::error(
+            "invalid-key-name",
+            &file,
+            line,
+            SubstError::InvalidVarName { name: bad.clone() }.flux_message(),
+        ));
+        return false;
+    }
+    if !rendered.substitutes {
+        return complete; // Flux does not substitute at all then.
+    }
+    for (resource, result) in rendered.pairs() {
+        check_object(cx, resource, result, vars, findings);
+    }
+    complete
+}
+
+/// A failed build, blamed on the Flux Kustomization's own fields when the layer builds without
+/// them (a patch whose target or path does not exist, say).
+fn build_failed(cx: &mut Context, layer: &FluxLayer, error: &BuildError) -> Finding {
+    let message = format!("building `{}` ({}) failed: {error}", layer.name, layer.path);
+    let base = FluxFields {
+        components: layer.flux.components.clone(),
+        ignore_missing_components: layer.flux.ignore_missing_components,
+        ..FluxFields::flux()
+    };
+    let path = layer.build_path();
+    if layer.flux != base && cx.cache.build(&path, &base).is_ok() {
+        // The first patch that breaks the build, else the other fields.
+        let mut fields = base.clone();
+        let mut blame = vec!["spec".to_string()];
+        for (i, patch) in layer.flux.patches.iter().enumerate() {
+            fields.patches.push(patch.clone());
+            if cx.cache.build(&path, &fields).is_err() {
+                blame = vec!["spec".into(), "patches".into(), i.to_string()];
+                break;
+            }
+        }
+        if blame.len() == 1 {
+            for (field, set) in [
+                ("targetNamespace", layer.flux.target_namespace.is_some()),
+                ("namePrefix", layer.flux.name_prefix.is_some()),
+                ("nameSuffix", layer.flux.name_suffix.is_some()),
+                ("images", !layer.flux.images.is_empty()),
+                ("buildMetadata", !layer.flux.build_metadata.is_empty()),
+            ] {
+                if set {
+                    blame.push(field.into());
+                    break;
+                }
+            }
+        }
+        let path: Vec<&str> = blame.iter().map(String::as_str).collect();
+        let (_, line) = cx.sources.locate_field(
+            std::slice::from_ref(&layer.file),
+            "Kustomization",
+            &layer.name,
+            &steps(&path),
+            None,
+        );
+        return Finding::error(
+            "build-failed",
+            &layer.file,
+            line,
+            format!("{message} (it builds without `{}`)", path.join(".")),
+        );
+    }
+    let (file, line) = match error {
+        BuildError::Unsupported { file, .. } => (file.clone(), None),
+        BuildError::Yaml { file, line, .. } => (file.clone(), *line),
+        _ => (layer.file.clone(), None),
+    };
+    Finding::error("build-failed", file, line, message)
+}
+
+fn check_object(
+    cx: &mut Context,
+    resource: &Resource,
+    result: &Result<serde_json::Value, SubstError>,
+    vars: &Vars,
+    findings: &mut Vec<Finding>,
+) {
+    if substitution_disabled(&resource.object) {
+        return;
+    }
+    let text = to_flux_yaml(&resource.object);
+    let analysis = analyze(&text);
+    let object = object_name(&resource.object);
+    for r in &analysis.refs {
+        cx.used.insert(r.name.clone());
+        if r.has_default || vars.get(&r.name).is_some() {
+            continue;
+        }
+        let (file, line) = cx.sources.locate(resource, &format!("${{{}", r.name));
+        let hint = suggest::hint(&r.name, vars.0.keys().map(String::as_str));
+        let shell = if is_shell_style(&r.name) {
+            format!(
+                " If `{}` is for a shell or the application rather than Flux, write `$${{{}}}`: Flux turns `$${{...}}` into `${{...}}` and leaves it.",
+                r.text, r.name
+            )
+        } else {
+            String::new()
+        };
+        findings.push(Finding::error(
+            "missing-key",
+            file,
+            line,
+            format!("`{}` in {object} asks for `{}`, which cell-metadata does not have (strict mode fails the reconciliation).{hint}{shell}", r.text, r.name),
+        ));
+    }
+    for error in &analysis.errors {
+        let offset = error.offset().unwrap_or(0);
+        let snippet: String = text
+            .get(offset..)
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| *c != '\n')
+            .take(40)
+            .collect();
+        let (file, line) = cx
+            .sources
+            .locate(resource, snippet.split('}').next().unwrap_or(&snippet));
+        findings.push(Finding::error(
+            "bad-substitution",
+            file,
+            line,
+            format!("{} in {object}: `{snippet}`", error.flux_message()),
+        ));
+    }
+    if analysis.errors.is_empty()
+        && let Err(error) = result
+        && !matches!(
+            error,
+            SubstError::VariableNotSet { .. } | SubstError::Syntax { .. }
+        )
+    {
+        let (file, line) = cx.sources.locate(resource, "${");
+        findings.push(Finding::error(
+            "bad-substitution",
+            file,
+            line,
+            format!("{} in {object}", error.flux_message()),
+        ));
+    }
+}
+
+/// `${HOME}`, `${PATH}`: upper case, as shells and scripts write their variables.
+fn is_shell_style(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_uppercase()) && !name.bytes().any(|b| b.is_ascii_lowercase())
+}
+
+/// `Kind namespace/name` of an object, for messages.
+pub fn object_name(object: &serde_json::Value) -> String {
+    let get = |p: &str| object.pointer(p).and_then(|v| v.as_str()).unwrap_or("");
+    let namespace = get("/metadata/namespace");
+    format!(
+        "{} {}{}",
+        get("/kind"),
+        if namespace.is_empty() {
+            String::new()
+        } else {
+            format!("{namespace}/")
+        },
+        get("/metadata/name")
+    )
+}
+
+/// What is wrong with a `spec.components` entry, if anything (a missing one is fine with
+/// `ignoreMissingComponents`: Flux leaves it out).
+fn component_problem(
+    root: &Path,
+    layer_path: &str,
+    component: &str,
+    missing_ok: bool,
+) -> Option<String> {
+    let Some(resolved) = resolve_ref(layer_path, component) else {
+        return Some("it points outside the repository".into());
+    };
+    let dir: PathBuf = root.join(&resolved);
+    if !dir.exists() && missing_ok {
+        return None;
+    }
+    if !dir.is_dir() {
+        return Some(format!(
+            "{} does not exist (paths are relative to the layer's spec.path; `ignoreMissingComponents: true` would skip it)",
+            resolved.display()
+        ));
+    }
+    let Some(kustomization) = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+    else {
+        return Some(format!("{} has no kustomization.yaml", resolved.display()));
+    };
+    let text = std::fs::read_to_string(&kustomization).unwrap_or_default();
+    // libyaml is quadratic in bracket nesting: a deep file is refused before parsing.
+    if let Err(e) = crate::edit::depth::check_yaml(&text) {
+        return Some(format!("{}:{}: {e}", kustomization.display(), e.line));
+    }
+    let kind = yaml_serde::from_str::<yaml_serde::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str().map(String::from)));
+    (kind.as_deref() != Some("Component")).then(|| {
+        format!(
+            "{} is not a Kustomize Component (kind: {})",
+            resolved.display(),
+            kind.as_deref().unwrap_or("Kustomization")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_style_names() {
+        assert!(is_shell_style("HOME") && is_shell_style("MY_VAR2"));
+        assert!(
+            !is_shell_style("cluster_name") && !is_shell_style("Cluster") && !is_shell_style("_1")
+        );
+    }
+
+    #[test]
+    fn paths_from_keys() {
+        assert_eq!(
+            steps(&["spec", "patches", "2"]),
+            [
+                Step::Key("spec".into()),
+                Step::Key("patches".into()),
+                Step::Index(2)
+            ]
+        );
+    }
+}

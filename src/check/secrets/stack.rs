@@ -1,0 +1,272 @@
+//! Loading a cell's stack for tracing: its `.tf` files, its tfvars values, and the local modules
+//! it calls (each call one context), never reading outside the repository.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use hcl_edit::Span;
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::Body;
+
+/// Local modules followed at most (each call is one), so a module calling itself ends.
+const MAX_CONTEXTS: usize = 64;
+
+pub(super) struct File {
+    /// How chains show it: a name in the stack, a repository-relative path elsewhere.
+    pub(super) shown: String,
+    pub(super) text: String,
+    pub(super) body: Arc<Body>,
+}
+
+/// Parsed bodies of the file texts seen more than once in this process. Cells repeat most of
+/// their stack (cluster.tf, variables.tf, the components' files are the same text in every
+/// cell), so `check` parses each distinct text once instead of once per cell. A text is kept only
+/// from its second sighting: files unique to a cell cost a hash, not a copy.
+struct ParseCache {
+    seen: HashSet<u64>,
+    bodies: HashMap<String, Arc<Body>>,
+}
+
+fn parse_cached(text: &str) -> Option<Arc<Body>> {
+    static CACHE: OnceLock<Mutex<ParseCache>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| {
+        Mutex::new(ParseCache {
+            seen: HashSet::new(),
+            bodies: HashMap::new(),
+        })
+    });
+    let hash = {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        h.finish()
+    };
+    let repeated = {
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(body) = cache.bodies.get(text) {
+            return Some(body.clone());
+        }
+        !cache.seen.insert(hash)
+    };
+    let body = Arc::new(hcl_edit::parser::parse_body(text).ok()?);
+    if repeated {
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.bodies.insert(text.to_string(), body.clone());
+    }
+    Some(body)
+}
+
+impl File {
+    pub(super) fn line(&self, span: Option<std::ops::Range<usize>>) -> usize {
+        let offset = span.map_or(0, |s| s.start).min(self.text.len());
+        self.text[..offset].matches('\n').count() + 1
+    }
+
+    pub(super) fn at(&self, span: Option<std::ops::Range<usize>>) -> String {
+        format!("{}:{}", self.shown, self.line(span))
+    }
+}
+
+/// One directory of `.tf` files.
+pub(super) struct Dir {
+    pub(super) files: Vec<File>,
+}
+
+/// One instance of a directory: the stack itself, or a local module call.
+pub(super) struct Ctx {
+    pub(super) dir: usize,
+    /// (calling context, module name)
+    pub(super) call: Option<(usize, String)>,
+    pub(super) children: HashMap<String, usize>,
+}
+
+pub(super) struct World {
+    pub(super) dirs: Vec<Dir>,
+    pub(super) ctxs: Vec<Ctx>,
+    /// The stack's terraform.tfvars and *.auto.tfvars: variable → (file:line, value).
+    pub(super) tfvars: HashMap<String, (String, String)>,
+}
+
+fn canonical_root(root: &Path) -> Option<PathBuf> {
+    root.canonicalize().ok()
+}
+
+/// Reads a file of a directory already known to be inside the repository, unless it is a
+/// symlink that leads out of it.
+fn read_inside(root: &Path, path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if meta.file_type().is_symlink() {
+        let real = path.canonicalize().ok()?;
+        return real
+            .starts_with(root)
+            .then(|| std::fs::read_to_string(&real).ok())?;
+    }
+    meta.is_file().then(|| std::fs::read_to_string(path).ok())?
+}
+
+/// `a/b/../c` → `a/c`; None when it climbs above its start.
+fn normalise(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::Normal(n) => out.push(n),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Block types that declare something an expression can read.
+const DECLARING: &[&str] = &["variable", "locals", "resource", "data", "module", "output"];
+
+/// Loads the `.tf` files of `rel`; `shown_under` is what their names are shown relative to (the
+/// stack's own files read as `main.tf:3` next to the finding in its cell-metadata.tf).
+fn load_dir(root: &Path, real_root: &Path, rel: &Path, shown_under: &Path) -> Option<Dir> {
+    // The directory itself (or a symlink on its way) must not lead out of the repository.
+    if !root.join(rel).canonicalize().ok()?.starts_with(real_root) {
+        return None;
+    }
+    let mut names: Vec<String> = std::fs::read_dir(root.join(rel))
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tf"))
+        .collect();
+    names.sort();
+    let files = names
+        .into_iter()
+        .filter_map(|name| {
+            let text = read_inside(real_root, &root.join(rel).join(&name))?;
+            // Without these words a file declares nothing a value can be read from (versions.tf,
+            // backend.tf): skip parsing it.
+            if !DECLARING.iter().any(|w| text.contains(w)) {
+                return None;
+            }
+            let body = parse_cached(&text)?;
+            Some(File {
+                shown: rel
+                    .strip_prefix(shown_under)
+                    .unwrap_or(rel)
+                    .join(&name)
+                    .to_string_lossy()
+                    .into_owned(),
+                text,
+                body,
+            })
+        })
+        .collect();
+    Some(Dir { files })
+}
+
+fn literal_string(expr: &Expression) -> Option<&str> {
+    match expr {
+        Expression::String(s) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+impl World {
+    pub(super) fn load(root: &Path, stack: &Path) -> Option<World> {
+        let real_root = canonical_root(root)?;
+        let mut world = World {
+            dirs: vec![load_dir(root, &real_root, stack, stack)?],
+            ctxs: vec![Ctx {
+                dir: 0,
+                call: None,
+                children: HashMap::new(),
+            }],
+            tfvars: read_tfvars(root, &real_root, stack),
+        };
+        let mut dir_of: HashMap<PathBuf, usize> = HashMap::from([(stack.to_path_buf(), 0)]);
+        let mut paths = vec![stack.to_path_buf()];
+        let mut next = 0;
+        while next < world.ctxs.len() && world.ctxs.len() < MAX_CONTEXTS {
+            let dir = world.ctxs[next].dir;
+            let calls: Vec<(String, String)> = world.dirs[dir]
+                .files
+                .iter()
+                .flat_map(|f| f.body.get_blocks("module"))
+                .filter_map(|b| {
+                    let name = b.labels.first()?.as_str().to_string();
+                    let source = literal_string(&b.body.get_attribute("source")?.value)?;
+                    (source.starts_with("./") || source.starts_with("../"))
+                        .then(|| (name, source.to_string()))
+                })
+                .collect();
+            for (name, source) in calls {
+                if world.ctxs.len() >= MAX_CONTEXTS {
+                    break;
+                }
+                // A module outside the repository is not read (nor traced).
+                let Some(rel) = normalise(&paths[dir].join(&source)) else {
+                    continue;
+                };
+                let child_dir = match dir_of.get(&rel) {
+                    Some(d) => *d,
+                    None => {
+                        let Some(loaded) = load_dir(root, &real_root, &rel, Path::new("")) else {
+                            continue;
+                        };
+                        world.dirs.push(loaded);
+                        paths.push(rel.clone());
+                        dir_of.insert(rel, world.dirs.len() - 1);
+                        world.dirs.len() - 1
+                    }
+                };
+                world.ctxs.push(Ctx {
+                    dir: child_dir,
+                    call: Some((next, name.clone())),
+                    children: HashMap::new(),
+                });
+                let child = world.ctxs.len() - 1;
+                world.ctxs[next].children.insert(name, child);
+            }
+            next += 1;
+        }
+        Some(world)
+    }
+}
+
+/// String values of the stack's terraform.tfvars and *.auto.tfvars (what Terraform loads itself).
+fn read_tfvars(root: &Path, real_root: &Path, stack: &Path) -> HashMap<String, (String, String)> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join(stack))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n == "terraform.tfvars" || n.ends_with(".auto.tfvars"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let mut values = HashMap::new();
+    for name in names {
+        let Some(text) = read_inside(real_root, &root.join(stack).join(&name)) else {
+            continue;
+        };
+        let Ok(body) = hcl_edit::parser::parse_body(&text) else {
+            continue;
+        };
+        let shown = name.clone();
+        for attr in body.attributes() {
+            if let Expression::String(s) = &attr.value {
+                let line = text[..attr.span().map_or(0, |s| s.start)]
+                    .matches('\n')
+                    .count()
+                    + 1;
+                values.insert(
+                    attr.key.as_str().to_string(),
+                    (format!("{shown}:{line}"), s.as_str().to_string()),
+                );
+            }
+        }
+    }
+    values
+}
