@@ -211,6 +211,7 @@ pub struct RemoveComponentArgs {
 #[derive(Debug, Args)]
 pub struct UpgradeArgs {
     /// Cells to upgrade (default: all); the repository's own files and settings are upgraded either way.
+    #[arg(value_name = "CELL")]
     pub cells: Vec<String>,
 
     /// Print the changes as a unified diff and write nothing.
