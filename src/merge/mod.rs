@@ -10,6 +10,7 @@
 //! is then merged line by line, and, if that still does not parse, is one conflict. Conflicts are
 //! written the way `git merge` writes them with `merge.conflictStyle=diff3`.
 
+mod blocks;
 mod diff3;
 mod entries;
 
