@@ -125,19 +125,22 @@ fn main() {
     // What check does: the repository opened once (its .sourceignore rules read once), each
     // layer built with the fields of a Flux Kustomization.
     let repo = Repo::open(root).unwrap();
-    measure("600 native builds, one Repo, as Flux Kustomizations", || {
-        layers()
-            .map(|(i, layer)| {
-                let flux = FluxFields {
-                    components: components(layer),
-                    ..FluxFields::flux()
-                };
-                repo.build(&format!("cells/c{i}/{layer}"), &flux, Mode::Native)
-                    .unwrap()
-                    .len()
-            })
-            .sum::<usize>()
-    });
+    measure(
+        "600 native builds, one Repo, as Flux Kustomizations",
+        || {
+            layers()
+                .map(|(i, layer)| {
+                    let flux = FluxFields {
+                        components: components(layer),
+                        ..FluxFields::flux()
+                    };
+                    repo.build(&format!("cells/c{i}/{layer}"), &flux, Mode::Native)
+                        .unwrap()
+                        .len()
+                })
+                .sum::<usize>()
+        },
+    );
     if Path::new("/usr/bin/env").exists()
         && std::process::Command::new("kubectl")
             .arg("version")

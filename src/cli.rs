@@ -47,6 +47,8 @@ pub enum Command {
     AddComponent(ComponentArgs),
     /// Remove a component from a cell: the exact inverse of add-component.
     RemoveComponent(RemoveComponentArgs),
+    /// Bring the repository to this cellgen's templates and catalog, keeping your changes (three-way merge).
+    Upgrade(UpgradeArgs),
     /// List cells and the components each runs, or (`list components`) the component catalog.
     List(ListArgs),
     /// Render every layer of every cell offline, in strict mode, and check the key contract.
@@ -199,6 +201,18 @@ pub struct RemoveComponentArgs {
     /// The cell (default: the cell of the current directory, else the only cell).
     #[arg(long, value_name = "CELL")]
     pub cell: Option<String>,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `upgrade`.
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// Cells to upgrade (default: all); the repository's own files and settings are upgraded either way.
+    #[arg(value_name = "CELL")]
+    pub cells: Vec<String>,
 
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]

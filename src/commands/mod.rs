@@ -19,6 +19,7 @@ mod man;
 mod new;
 mod render;
 mod schema;
+mod upgrade;
 
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
 /// holds for as long as it runs.
@@ -39,6 +40,7 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::New(args) => writes(args.dry_run),
         Command::AddComponent(args) => writes(args.dry_run),
         Command::RemoveComponent(args) => writes(args.dry_run),
+        Command::Upgrade(args) => writes(args.dry_run),
         Command::List(_) | Command::Check(_) | Command::Render(_) => Some(Access::Read),
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
         // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
@@ -125,6 +127,7 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         Command::RemoveComponent(args) => {
             component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
+        Command::Upgrade(args) => upgrade::run(&mut session, args),
         Command::List(args) => {
             list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }

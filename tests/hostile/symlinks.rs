@@ -347,6 +347,23 @@ pub fn cases() -> Vec<Case> {
                 "goes through the symbolic link components/linked",
             ]),
         },
+        // Builds read through no link at all: Flux's artifact has none.
+        Case {
+            name: "a layer resource linked to a file outside the repository",
+            setup: resource_links_outside,
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: refused(&[
+                "infrastructure/controllers/leak.yaml",
+                "symbolic link",
+                "Flux",
+            ]),
+        },
+        Case {
+            name: "a Flux component path that is a linked directory",
+            setup: component_is_a_linked_directory,
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: refused(&["components-elsewhere", "symbolic link"]),
+        },
         // Terraform reads through links: there, a link that stays inside is followed and kept.
         Case {
             name: "a Terraform file that links inside the repository is followed and kept",
