@@ -32,3 +32,4 @@ pub mod substitute;
 pub mod suggest;
 pub mod templates;
 pub mod upgrade;
+pub mod yaml_depth;
