@@ -55,6 +55,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Print what Flux would apply for a cell, as multi-document YAML.
     Render(RenderArgs),
+    /// Print a cell's sample cell-metadata ConfigMap (what check and render substitute with), as YAML.
+    Values(ValuesArgs),
     /// Flux's variable substitution on stdin, to stdout (variables from the environment and --from).
     Envsubst(EnvsubstArgs),
     /// Print a shell completion script (install it as the README says).
@@ -159,6 +161,12 @@ pub struct RenderArgs {
 
     #[command(flatten)]
     pub render: RenderOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct ValuesArgs {
+    /// The cell.
+    pub cell: String,
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,7 @@ pub mod repo;
 pub mod scaffold;
 pub mod schema;
 pub mod signals;
+pub mod snapshot;
 pub mod stack;
 pub mod state;
 pub mod substitute;

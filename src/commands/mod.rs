@@ -20,6 +20,7 @@ mod new;
 mod render;
 mod schema;
 mod upgrade;
+mod values;
 
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
 /// holds for as long as it runs.
@@ -41,7 +42,9 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::AddComponent(args) => writes(args.dry_run),
         Command::RemoveComponent(args) => writes(args.dry_run),
         Command::Upgrade(args) => writes(args.dry_run),
-        Command::List(_) | Command::Check(_) | Command::Render(_) => Some(Access::Read),
+        Command::List(_) | Command::Check(_) | Command::Render(_) | Command::Values(_) => {
+            Some(Access::Read)
+        }
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
         // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
         Command::Man(_) => None,
@@ -134,6 +137,9 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         Command::Check(args) => check::run(&mut session, args),
         Command::Render(args) => {
             render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Values(args) => {
+            values::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Envsubst(args) => envsubst::run(args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Completions(args) => {
