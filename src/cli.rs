@@ -55,6 +55,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Print what Flux would apply for a cell, as multi-document YAML.
     Render(RenderArgs),
+    /// Render every cell at a base commit and in the working tree, and show what each cell would apply differently.
+    Diff(DiffArgs),
     /// Print a cell's sample cell-metadata ConfigMap (what check and render substitute with), as YAML.
     Values(ValuesArgs),
     /// Flux's variable substitution on stdin, to stdout (variables from the environment and --from).
@@ -161,6 +163,34 @@ pub struct RenderArgs {
 
     #[command(flatten)]
     pub render: RenderOptions,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    Text,
+    Json,
+    /// A pull-request comment: a summary table and collapsible diffs, size-limited.
+    Markdown,
+    /// GitHub Actions notices on the changed source lines, then the text report.
+    Github,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The commit to compare with (default: the merge-base of HEAD with origin/<git.branch>, else <git.branch>, of cellgen.yaml).
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DiffFormat,
+
+    /// Exit 1 when anything changed (like `git diff --exit-code`).
+    #[arg(long)]
+    pub exit_code: bool,
+
+    /// How layers are built.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub kustomize: KustomizeMode,
 }
 
 #[derive(Debug, Args)]

@@ -12,6 +12,7 @@ use crate::prompt::{self, Prompter};
 mod check;
 mod completions;
 mod component;
+mod diff;
 mod envsubst;
 mod init;
 mod list;
@@ -42,9 +43,11 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::AddComponent(args) => writes(args.dry_run),
         Command::RemoveComponent(args) => writes(args.dry_run),
         Command::Upgrade(args) => writes(args.dry_run),
-        Command::List(_) | Command::Check(_) | Command::Render(_) | Command::Values(_) => {
-            Some(Access::Read)
-        }
+        Command::List(_)
+        | Command::Check(_)
+        | Command::Render(_)
+        | Command::Values(_)
+        | Command::Diff(_) => Some(Access::Read),
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
         // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
         Command::Man(_) => None,
@@ -138,6 +141,7 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         Command::Render(args) => {
             render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
+        Command::Diff(args) => diff::run(&mut session, args),
         Command::Values(args) => {
             values::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
