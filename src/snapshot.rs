@@ -35,6 +35,8 @@ pub struct Snapshot {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Object {
     pub value: Value,
+    /// The object as built, before substitution (the same for every cell that shares the layer).
+    pub built: Value,
     pub origin: PathBuf,
     pub patched_by: Vec<PathBuf>,
 }
@@ -184,6 +186,7 @@ impl Snapshot {
                 Identity::of(&r.object),
                 Object {
                     value: r.object.clone(),
+                    built: r.object.clone(),
                     origin: r.origin.clone(),
                     patched_by: r.patched_by.clone(),
                 },
@@ -211,6 +214,7 @@ impl Snapshot {
                             Identity::of(value),
                             Object {
                                 value: value.clone(),
+                                built: resource.object.clone(),
                                 origin: resource.origin.clone(),
                                 patched_by: resource.patched_by.clone(),
                             },

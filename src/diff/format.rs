@@ -365,3 +365,81 @@ fn escape_data(s: &str) -> String {
 fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::Change;
+    use crate::snapshot::Identity;
+
+    fn group(i: usize, lines: usize) -> Group {
+        let diff: String = (0..lines).map(|l| format!("+  line{l}: {i}\n")).collect();
+        Group {
+            cells: vec![format!("eu-west-{i}-prod")],
+            environments: [("prod".to_string(), 1)].into(),
+            example: CellDiff {
+                cell: format!("eu-west-{i}-prod"),
+                status: ChangeKind::Changed,
+                layers: vec![LayerDiff {
+                    layer: "apps".into(),
+                    base_error: None,
+                    error: None,
+                    changes: vec![Change {
+                        change: ChangeKind::Changed,
+                        id: Identity {
+                            group: "apps".into(),
+                            kind: "Deployment".into(),
+                            namespace: "default".into(),
+                            name: format!("app{i}"),
+                        },
+                        sources: vec![PathBuf::from("apps/app.yaml")],
+                        diff,
+                        template: String::new(),
+                    }],
+                }],
+            },
+        }
+    }
+
+    fn diff(groups: Vec<Group>) -> Diff {
+        Diff {
+            base: "main".into(),
+            base_commit: "0123456789abcdef".into(),
+            cells: groups.iter().flat_map(|g| g.cells.clone()).collect(),
+            groups,
+            changed_lines: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn markdown_stays_within_a_comment_and_says_what_it_left_out() {
+        let d = diff((0..40).map(|i| group(i, 200)).collect());
+        let md = d.to_markdown(COMMENT_LIMIT);
+        assert!(md.len() <= 65_536, "{}", md.len());
+        assert!(md.contains("changes not shown"), "{md}");
+        // Every change is in the table even when its diff is left out.
+        assert!(
+            md.contains("| 40 | 1 cell (1 prod): eu-west-39-prod |"),
+            "{md}"
+        );
+        let small = diff(vec![group(1, 3)]).to_markdown(COMMENT_LIMIT);
+        assert!(!small.contains("not shown"), "{small}");
+        assert!(small.contains("<details>"), "{small}");
+    }
+
+    #[test]
+    fn fences_outgrow_backticks_in_the_content() {
+        assert_eq!(fence("a ``` b"), "````");
+        assert_eq!(fence("plain"), "```");
+    }
+
+    #[test]
+    fn github_notices_stay_within_the_step_limit() {
+        let mut d = diff(vec![group(1, 1)]);
+        d.changed_lines
+            .insert(PathBuf::from("apps/app.yaml"), (1..=30).collect());
+        let gh = d.to_github();
+        assert_eq!(gh.matches("::notice ").count(), ANNOTATIONS_PER_STEP);
+        assert!(gh.contains("21 changed source lines not annotated"), "{gh}");
+    }
+}

@@ -33,6 +33,10 @@ pub struct Change {
     pub sources: Vec<PathBuf>,
     /// Unified diff of the object's YAML (all `+` for an added object, all `-` for a removed one).
     pub diff: String,
+    /// The same change before substitution (identity and diff of the built objects): equal in
+    /// every cell that gets the same edit, whatever its own values.
+    #[serde(skip)]
+    pub template: String,
 }
 
 /// One layer of one cell that differs (the cell's directory is a layer named
@@ -90,6 +94,9 @@ impl Diff {
     }
 }
 
+/// A cell's sample at the base and in the working tree.
+type Samples = (BTreeMap<String, String>, BTreeMap<String, String>);
+
 /// Renders every cell of both snapshots and compares them.
 pub fn compare(
     base: &Snapshot,
@@ -100,7 +107,7 @@ pub fn compare(
     head_cache: &mut BuildCache,
 ) -> Diff {
     let cells: BTreeSet<String> = base.cells.iter().chain(&head.cells).cloned().collect();
-    let mut diffs: Vec<(CellDiff, BTreeMap<String, String>)> = Vec::new();
+    let mut diffs: Vec<(CellDiff, Samples)> = Vec::new();
     for cell in &cells {
         let (before, base_sample) = side(base, cell, base_cache);
         let (after, head_sample) = side(head, cell, head_cache);
@@ -114,8 +121,7 @@ pub fn compare(
             &after.unwrap_or_else(|| Ok(Vec::new())),
         );
         if !layers.is_empty() {
-            let mut sample = base_sample;
-            sample.extend(head_sample);
+            let sample = (base_sample, head_sample);
             diffs.push((
                 CellDiff {
                     cell: cell.clone(),
@@ -244,34 +250,31 @@ fn compare_objects(
 ) -> Vec<Change> {
     let mut out = Vec::new();
     let ids: BTreeSet<&Identity> = before.keys().chain(after.keys()).collect();
+    let yaml = |o: Option<&Object>, built: bool| {
+        o.map_or_else(String::new, |o| {
+            to_flux_yaml(if built { &o.built } else { &o.value })
+        })
+    };
     for id in ids {
-        let (change, text_before, text_after, sources) = match (before.get(id), after.get(id)) {
+        let (b, a) = (before.get(id), after.get(id));
+        let (change, sources) = match (b, a) {
             (Some(b), Some(a)) if b.value == a.value => continue,
-            (Some(b), Some(a)) => (
-                ChangeKind::Changed,
-                to_flux_yaml(&b.value),
-                to_flux_yaml(&a.value),
-                sources_of(a),
-            ),
-            (None, Some(a)) => (
-                ChangeKind::Added,
-                String::new(),
-                to_flux_yaml(&a.value),
-                sources_of(a),
-            ),
-            (Some(b), None) => (
-                ChangeKind::Removed,
-                to_flux_yaml(&b.value),
-                String::new(),
-                sources_of(b),
-            ),
+            (Some(_), Some(a)) => (ChangeKind::Changed, sources_of(a)),
+            (None, Some(a)) => (ChangeKind::Added, sources_of(a)),
+            (Some(b), None) => (ChangeKind::Removed, sources_of(b)),
             (None, None) => continue,
         };
+        let built_id = a.or(b).map(|o| Identity::of(&o.built));
         out.push(Change {
             change,
             id: id.clone(),
             sources,
-            diff: unified(&text_before, &text_after),
+            diff: unified(&yaml(b, false), &yaml(a, false)),
+            template: format!(
+                "{:?}\n{}",
+                built_id,
+                unified(&yaml(b, true), &yaml(a, true))
+            ),
         });
     }
     out
@@ -290,9 +293,9 @@ pub fn unified(before: &str, after: &str) -> String {
     out
 }
 
-/// Cells whose changes are identical once their own cell-metadata values are written as
-/// `${key}` (so "the cluster name changes to <this cell's name>" is one change for 37 cells).
-fn group(diffs: Vec<(CellDiff, BTreeMap<String, String>)>) -> Vec<Group> {
+/// Cells whose changes have the same `signature`: the same edit, whatever each cell's own
+/// values (so one edit of a shared layer is one change for 37 cells).
+fn group(diffs: Vec<(CellDiff, Samples)>) -> Vec<Group> {
     let mut groups: Vec<(String, Group)> = Vec::new();
     for (diff, sample) in diffs {
         let key = signature(&diff, &sample);
@@ -314,20 +317,30 @@ fn group(diffs: Vec<(CellDiff, BTreeMap<String, String>)>) -> Vec<Group> {
     groups
 }
 
-/// Values shorter than this are not replaced by their key when grouping: `Deny` or `2` would
-/// match unrelated text.
-const MIN_GROUPED_VALUE: usize = 6;
-
-fn signature(diff: &CellDiff, sample: &BTreeMap<String, String>) -> String {
-    let mut text = serde_json::to_string(&(&diff.status, &diff.layers)).unwrap_or_default();
-    let mut values: Vec<(&String, &String)> = sample
-        .iter()
-        .filter(|(_, v)| v.len() >= MIN_GROUPED_VALUE)
-        .collect();
-    // Longest first, so a value containing another is replaced whole.
-    values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
-    for (key, value) in values {
-        text = text.replace(value.as_str(), &format!("${{{key}}}"));
+/// What makes two cells' changes the same: the edits before substitution (layer, identity and
+/// diff of the built objects, rendering errors with the cell's name set aside), and the
+/// cell-metadata values that changed (keys added or removed by name only: a renamed key keeps
+/// each cell's own value).
+fn signature(diff: &CellDiff, samples: &Samples) -> String {
+    let (before, after) = samples;
+    let mut text = format!("{:?}\n", diff.status);
+    for layer in &diff.layers {
+        text.push_str(&format!(
+            "layer {}\n{:?}\n{:?}\n",
+            layer.layer, layer.base_error, layer.error
+        ));
+        for c in &layer.changes {
+            text.push_str(&format!("{:?} {}\n", c.change, c.template));
+        }
+    }
+    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    for key in keys {
+        match (before.get(key), after.get(key)) {
+            (Some(b), Some(a)) if a != b => text.push_str(&format!("value {key}: {b} -> {a}\n")),
+            (Some(_), None) => text.push_str(&format!("key removed {key}\n")),
+            (None, Some(_)) => text.push_str(&format!("key added {key}\n")),
+            _ => {}
+        }
     }
     text.replace(&diff.cell, "${cell}")
 }
