@@ -313,7 +313,7 @@ fn group(diffs: Vec<(CellDiff, Samples)>) -> Vec<Group> {
     }
     let mut groups: Vec<Group> = groups.into_iter().map(|(_, g)| g).collect();
     // The widest change first.
-    groups.sort_by(|a, b| b.cells.len().cmp(&a.cells.len()));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.cells.len()));
     groups
 }
 
