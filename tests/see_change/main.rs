@@ -6,6 +6,7 @@ mod support;
 
 mod diff;
 mod values;
+mod workflow;
 
 use std::path::Path;
 use std::process::Command as StdCommand;
