@@ -57,6 +57,8 @@ pub enum Command {
     Render(RenderArgs),
     /// Render every cell at a base commit and in the working tree, and show what each cell would apply differently.
     Diff(DiffArgs),
+    /// Check a cell's real cell-metadata (from kubectl or `terraform show -json`) against the contract, and render the cell with it.
+    Verify(VerifyArgs),
     /// Print a cell's sample cell-metadata ConfigMap (what check and render substitute with), as YAML.
     Values(ValuesArgs),
     /// Flux's variable substitution on stdin, to stdout (variables from the environment and --from).
@@ -187,6 +189,23 @@ pub struct DiffArgs {
     /// Exit 1 when anything changed (like `git diff --exit-code`).
     #[arg(long)]
     pub exit_code: bool,
+
+    /// How layers are built.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub kustomize: KustomizeMode,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The cell (default: the one the ConfigMap's cell_name names, else the only cell).
+    pub cell: Option<String>,
+
+    /// The real ConfigMap: `kubectl get configmap cell-metadata -n flux-system -o yaml` output, or `terraform show -json` output of the cell's stack.
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
+
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CheckFormat,
 
     /// How layers are built.
     #[arg(long, value_enum, default_value = "auto")]

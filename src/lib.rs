@@ -34,4 +34,5 @@ pub mod substitute;
 pub mod suggest;
 pub mod templates;
 pub mod upgrade;
+pub mod verify;
 pub mod yaml_depth;

@@ -24,6 +24,37 @@ pub fn metadata_path(cell: &str) -> PathBuf {
     cell_terraform_dir(cell).join(METADATA_FILE)
 }
 
+/// What the contract says a cell running `components` must write (key, and why: "a base key",
+/// "a key of component c"), the schema key aside.
+pub fn expected_keys(
+    config: &Config,
+    catalog: &Catalog,
+    components: &BTreeSet<String>,
+) -> BTreeMap<String, String> {
+    let mut expected = BTreeMap::new();
+    for (key, spec) in &config.keys {
+        match &spec.component {
+            None => {
+                expected.insert(key.clone(), "a base key".to_string());
+            }
+            Some(c) if components.contains(c) => {
+                expected.insert(key.clone(), format!("a key of component {c}"));
+            }
+            Some(_) => {}
+        }
+    }
+    for name in components {
+        if let Some(component) = catalog.components.get(name) {
+            for key in component.spec.keys.keys() {
+                expected
+                    .entry(key.clone())
+                    .or_insert_with(|| format!("a key of component {name}"));
+            }
+        }
+    }
+    expected
+}
+
 /// Checks one cell's ConfigMap against the contract and returns the sample data to render with.
 pub fn check_cell(
     root: &Path,
@@ -92,19 +123,7 @@ pub fn check_cell_from(
         .position(|l| l.trim_start().starts_with("data"))
         .map(|i| i + 1);
 
-    // What the contract says this cell must write: base keys, and the keys of its components.
-    let mut expected: BTreeMap<&str, String> = BTreeMap::new();
-    for (key, spec) in &config.keys {
-        match &spec.component {
-            None => {
-                expected.insert(key, "a base key".into());
-            }
-            Some(c) if components.contains(c) => {
-                expected.insert(key, format!("a key of component {c}"));
-            }
-            Some(_) => {}
-        }
-    }
+    let expected = expected_keys(config, catalog, components);
     for name in components {
         if let Some(component) = catalog.components.get(name) {
             for key in component.spec.keys.keys() {
@@ -118,9 +137,6 @@ pub fn check_cell_from(
                         ),
                     ));
                 }
-                expected
-                    .entry(key)
-                    .or_insert_with(|| format!("a key of component {name}"));
             }
         }
     }

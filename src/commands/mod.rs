@@ -22,6 +22,7 @@ mod render;
 mod schema;
 mod upgrade;
 mod values;
+mod verify;
 
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
 /// holds for as long as it runs.
@@ -47,7 +48,8 @@ pub fn access(command: &Command) -> Option<Access> {
         | Command::Check(_)
         | Command::Render(_)
         | Command::Values(_)
-        | Command::Diff(_) => Some(Access::Read),
+        | Command::Diff(_)
+        | Command::Verify(_) => Some(Access::Read),
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
         // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
         Command::Man(_) => None,
@@ -142,6 +144,7 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
             render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Diff(args) => diff::run(&mut session, args),
+        Command::Verify(args) => verify::run(&mut session, args),
         Command::Values(args) => {
             values::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }

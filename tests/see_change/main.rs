@@ -6,6 +6,7 @@ mod support;
 
 mod diff;
 mod values;
+mod verify;
 mod workflow;
 
 use std::path::Path;
