@@ -59,6 +59,10 @@ pub enum Command {
     Diff(DiffArgs),
     /// Check a cell's real cell-metadata (from kubectl or `terraform show -json`) against the contract, and render the cell with it.
     Verify(VerifyArgs),
+    /// Show, for every cell-metadata key, the Terraform expression that writes it, what it waits for, and the manifests that use it.
+    Graph(GraphArgs),
+    /// Where a cell-metadata key comes from and who uses it, in a few lines.
+    Explain(ExplainArgs),
     /// Print a cell's sample cell-metadata ConfigMap (what check and render substitute with), as YAML.
     Values(ValuesArgs),
     /// Flux's variable substitution on stdin, to stdout (variables from the environment and --from).
@@ -210,6 +214,30 @@ pub struct VerifyArgs {
     /// How layers are built.
     #[arg(long, value_enum, default_value = "auto")]
     pub kustomize: KustomizeMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GraphFormat {
+    /// A Mermaid flowchart (renders in GitHub Markdown inside a ```mermaid block).
+    Mermaid,
+    /// Graphviz DOT.
+    Dot,
+    Text,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// Only this cell (default: every cell).
+    pub cell: Option<String>,
+
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: GraphFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The key, e.g. karpenter_node_role (or `${karpenter_node_role}`).
+    pub key: String,
 }
 
 #[derive(Debug, Args)]

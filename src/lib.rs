@@ -13,6 +13,7 @@ pub mod diff;
 pub mod edit;
 pub mod error;
 pub mod fsguard;
+pub mod graph;
 pub mod journal;
 pub mod keys;
 pub mod kustomize;

@@ -14,6 +14,8 @@ mod completions;
 mod component;
 mod diff;
 mod envsubst;
+mod explain;
+mod graph;
 mod init;
 mod list;
 mod man;
@@ -49,7 +51,9 @@ pub fn access(command: &Command) -> Option<Access> {
         | Command::Render(_)
         | Command::Values(_)
         | Command::Diff(_)
-        | Command::Verify(_) => Some(Access::Read),
+        | Command::Verify(_)
+        | Command::Graph(_)
+        | Command::Explain(_) => Some(Access::Read),
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
         // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
         Command::Man(_) => None,
@@ -145,6 +149,12 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         Command::Diff(args) => diff::run(&mut session, args),
         Command::Verify(args) => verify::run(&mut session, args),
+        Command::Graph(args) => {
+            graph::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Explain(args) => {
+            explain::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
         Command::Values(args) => {
             values::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }

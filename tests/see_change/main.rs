@@ -5,6 +5,7 @@
 mod support;
 
 mod diff;
+mod graph;
 mod values;
 mod verify;
 mod workflow;
