@@ -324,7 +324,7 @@ impl Graph {
     }
 
     /// Nodes and edges, shared by Mermaid and DOT: (id, label, shape) and (from, to, label).
-    fn parts(&self) -> (Vec<(String, String, Shape)>, Vec<(String, String, String)>) {
+    fn parts(&self) -> (Vec<Node>, Vec<Edge>) {
         let mut nodes: Vec<(String, String, Shape)> = Vec::new();
         let mut ids: BTreeMap<(Shape, String), String> = BTreeMap::new();
         let mut id = |nodes: &mut Vec<(String, String, Shape)>, shape: Shape, label: String| {
@@ -412,6 +412,11 @@ impl Graph {
         out
     }
 }
+
+/// (id, label, shape).
+type Node = (String, String, Shape);
+/// (from, to, label).
+type Edge = (String, String, String);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Shape {
