@@ -254,3 +254,60 @@ fn without_the_branch_the_message_says_to_give_a_base() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_repository_in_a_subdirectory_of_the_git_work_tree_is_read_at_its_own_path() {
+    let top = temp_dir();
+    git(top.path(), &["init", "-q", "-b", "main"]);
+    let dir = top.path().join("platform");
+    std::fs::create_dir(&dir).unwrap();
+    new_cell(&dir, &[STAGING]);
+    // A file beside the repository, at a path the repository also has: never read.
+    std::fs::create_dir_all(top.path().join("infrastructure/controllers")).unwrap();
+    std::fs::write(
+        top.path()
+            .join("infrastructure/controllers/kustomization.yaml"),
+        "not: [valid",
+    )
+    .unwrap();
+    git(top.path(), &["add", "-A"]);
+    git(top.path(), &["commit", "-q", "-m", "platform"]);
+    edit(
+        &dir,
+        "infrastructure/controllers/platform-namespace.yaml",
+        "metadata:\n",
+        "metadata:\n  annotations:\n    team: core\n",
+    );
+    let j = json(&dir);
+    assert_eq!(group_cells(&j), vec![vec![STAGING]], "{j:#}");
+    let layer = &j["groups"][0]["example"]["layers"][0];
+    assert_eq!(layer["layer"], "controllers", "{j:#}");
+    assert!(layer.get("base_error").is_none(), "{j:#}");
+}
+
+#[test]
+fn a_symbolic_link_committed_at_the_base_is_what_flux_would_not_find() {
+    let dir = repo_with_history();
+    let shared = dir
+        .path()
+        .join("infrastructure/controllers/platform-namespace.yaml");
+    let moved = dir.path().join("platform-namespace.yaml");
+    std::fs::rename(&shared, &moved).unwrap();
+    std::os::unix::fs::symlink("../../platform-namespace.yaml", &shared).unwrap();
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "a link"]);
+    // The working tree puts the file back: the base (a link in Git) did not build.
+    std::fs::remove_file(&shared).unwrap();
+    std::fs::rename(&moved, &shared).unwrap();
+    let j = json(dir.path());
+    let layer = &j["groups"][0]["example"]["layers"][0];
+    assert_eq!(layer["layer"], "controllers", "{j:#}");
+    assert!(
+        layer["base_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("symbolic link")),
+        "{j:#}"
+    );
+    assert!(layer.get("error").is_none(), "{j:#}");
+    assert_eq!(group_cells(&j).concat().len(), 3);
+}
