@@ -24,7 +24,7 @@ use crate::stack::StackFacts;
 use crate::suggest;
 use crate::templates::{self, Templates};
 
-pub use rules::{is_dns_subdomain, is_policy_arn};
+pub use rules::{HCL_KEYWORDS, is_dns_subdomain, is_policy_arn};
 
 pub const COMPONENTS_DIR: &str = "components";
 pub const SPEC_FILE: &str = "component.yaml";

@@ -9,6 +9,7 @@ pub mod color;
 pub mod commands;
 pub mod components;
 pub mod config;
+pub mod contract;
 pub mod edit;
 pub mod error;
 pub mod fsguard;

@@ -166,14 +166,13 @@ pub fn cell_files(
     cell: &CellName,
     inputs: &CellInputs,
 ) -> Result<Files, CellgenError> {
-    let mut data = vec![DataEntry {
-        name: SCHEMA_KEY.into(),
-        value: format!("\"{}\"", config.schema),
-    }];
+    // The keys this cell writes of the contract's (its components' come with them), and the
+    // number of the newest (crate::contract).
+    let mut data = Vec::new();
     for (key, spec) in config
         .keys
         .iter()
-        .filter(|(_, spec)| spec.component.is_none())
+        .filter(|(_, spec)| spec.selects(&cell.name, &cell.environment))
     {
         let value = spec.terraform.clone().ok_or_else(|| CellgenError::MalformedConfig {
             path: CONFIG_FILE.into(),
@@ -187,6 +186,14 @@ pub fn cell_files(
             value,
         });
     }
+    let number = crate::contract::cell_number(config, data.iter().map(|d| d.name.as_str()));
+    data.insert(
+        0,
+        DataEntry {
+            name: SCHEMA_KEY.into(),
+            value: format!("\"{number}\""),
+        },
+    );
     // The bucket is shared by every cell: its region is a repository fact, never the cell's.
     if config.terraform.state_bucket.is_some() && config.terraform.state_region.is_none() {
         return Err(CellgenError::MalformedConfig {

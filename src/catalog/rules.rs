@@ -12,7 +12,7 @@ use crate::edit::hcl::syntax::{check_expression, check_reference};
 use crate::error::CellgenError;
 
 /// Words HCL reads as something else when they stand as an object key.
-const HCL_KEYWORDS: &[&str] = &[
+pub const HCL_KEYWORDS: &[&str] = &[
     "true", "false", "null", "for", "in", "if", "endif", "endfor",
 ];
 

@@ -113,7 +113,7 @@ fn report(outcome: &Outcome, verb: &str, preposition: &str, cell: &str, dry_run:
     );
     if let Some((from, to)) = outcome.schema {
         println!(
-            "The key set changed: schema {from} -> {to} in cellgen.yaml and in every cell's cell-metadata.tf."
+            "The key set changed: schema {from} -> {to} in cellgen.yaml; cell {cell}'s cell-metadata.tf carries the number of its newest key, other cells keep theirs."
         );
     }
 }
