@@ -15,6 +15,8 @@ use crate::plan::Plan;
 use crate::repo::{CELLS_DIR, cell_flux_dir, cell_terraform_dir, list_dirs};
 use crate::templates::Templates;
 
+pub mod files;
+
 pub const METADATA_FILE: &str = "cell-metadata.tf";
 
 /// What an add or remove did, for the command to report.
@@ -219,10 +221,10 @@ impl Adding<'_> {
 
         // Terraform side: the identity, then the keys that appear only once it exists.
         if let Some(tf) = component.terraform(templates, cell)? {
-            plan.write(
-                cell_terraform_dir(&cell.name).join(format!("{name}.tf")),
-                tf,
-            )?;
+            files::check_settings(plan, component, cell, &tf)?;
+            let path = cell_terraform_dir(&cell.name).join(format!("{name}.tf"));
+            files::check_replace(plan, &cell.name, &path, &tf)?;
+            plan.write(path, tf)?;
         }
         let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
         let entries: Vec<(String, String)> = component
@@ -373,6 +375,7 @@ pub fn remove(
     }
     let tf = cell_terraform_dir(&cell.name).join(format!("{name}.tf"));
     if plan.exists(&tf) {
+        files::check_delete(plan, templates, component, cell, &tf)?;
         plan.delete(tf)?;
     }
     let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
@@ -390,14 +393,7 @@ pub fn remove(
         .into_iter()
         .any(|used| used);
     if !still_used {
-        if component.origin == Origin::Embedded {
-            for (path, contents) in component.shared_files(templates) {
-                // A file the user changed is theirs to delete.
-                if plan.read(&path)?.as_deref() == Some(contents.as_str()) {
-                    plan.delete(path)?;
-                }
-            }
-        }
+        files::drop_shared(plan, templates, component)?;
         let owned: Vec<(String, KeySpec)> = config
             .keys
             .iter()

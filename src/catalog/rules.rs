@@ -168,6 +168,33 @@ pub fn validate(spec: &ComponentSpec, path: &Path, text: &str) -> Result<(), Cel
             }
         }
     }
+    if let Some(teardown) = &spec.teardown {
+        if teardown.commands.is_empty() {
+            return Err(invalid(
+                path,
+                text,
+                "teardown",
+                "`teardown.commands` is empty: list the commands, or drop `teardown`".into(),
+            ));
+        }
+        for command in teardown
+            .commands
+            .iter()
+            .chain(std::iter::once(&teardown.description))
+        {
+            if command.trim().is_empty() || command.chars().any(char::is_control) {
+                return Err(invalid(
+                    path,
+                    text,
+                    "teardown",
+                    format!(
+                        "`teardown` has `{}`: each command (and the description) is one non-empty line, printed as it is",
+                        command.escape_debug()
+                    ),
+                ));
+            }
+        }
+    }
     for reference in &spec.depends_on {
         if let Err(why) = check_reference(reference) {
             return Err(invalid(

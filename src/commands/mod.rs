@@ -14,11 +14,14 @@ mod completions;
 mod component;
 mod envsubst;
 mod init;
+mod key;
 mod list;
 mod man;
 mod new;
+pub(crate) mod remove_cell;
 mod render;
 mod schema;
+mod set_version;
 
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
 /// holds for as long as it runs.
@@ -39,6 +42,9 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::New(args) => writes(args.dry_run),
         Command::AddComponent(args) => writes(args.dry_run),
         Command::RemoveComponent(args) => writes(args.dry_run),
+        Command::RemoveCell(args) => writes(args.dry_run),
+        Command::SetVersion(args) => writes(args.dry_run),
+        Command::Key(args) => writes(args.command.dry_run()),
         Command::List(_) | Command::Check(_) | Command::Render(_) => Some(Access::Read),
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
         // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
@@ -124,6 +130,15 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         Command::RemoveComponent(args) => {
             component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::RemoveCell(args) => {
+            remove_cell::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::SetVersion(args) => {
+            set_version::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Key(args) => {
+            key::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::List(args) => {
             list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)

@@ -11,6 +11,7 @@
 //! that a null list (`~`, no value) comes back as `[]`.
 
 mod contract;
+pub mod patches;
 mod scalar;
 
 use std::ops::Range;

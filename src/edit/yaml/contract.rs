@@ -303,7 +303,7 @@ pub fn remove_keys(text: &str, remove: &[String]) -> Result<String, YamlEditErro
 
 /// End of the last line of `start..end` that is neither blank nor a comment: a node's range can
 /// run over comments that belong to what follows it.
-fn content_end(text: &str, start: usize, end: usize) -> usize {
+pub(super) fn content_end(text: &str, start: usize, end: usize) -> usize {
     let mut end = line_end(text, end.saturating_sub(1).max(start));
     while end > start {
         let line_begin = line_start(text, end - 1);
