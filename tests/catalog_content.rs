@@ -71,6 +71,16 @@ struct ComponentSpec {
     identity: Option<Identity>,
     #[serde(default)]
     depends_on: Vec<String>,
+    #[serde(default)]
+    teardown: Option<Teardown>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Teardown {
+    description: String,
+    commands: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

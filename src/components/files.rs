@@ -132,7 +132,7 @@ pub fn check_settings(
         };
         let example = match (path.as_slice(), by_environment) {
             (["karpenter", "ami_alias"], true) => format!(
-                "\n\n  karpenter:\n    ami_alias:\n      {}: {}\n\n(one entry per environment; see the AMI releases at https://github.com/awslabs/amazon-eks-ami/releases)",
+                " (a `karpenter:` section with `ami_alias:` and one entry per environment, e.g. `{}: {}`; the AMI releases are at https://github.com/awslabs/amazon-eks-ami/releases)",
                 cell.environment,
                 crate::scaffold::default_ami_alias(&cell.environment)
             ),

@@ -241,6 +241,60 @@ pub(crate) fn bad_input_cases() -> Vec<BadInput> {
             ],
         },
         BadInput {
+            what: "karpenter without the node image setting of the cell's environment",
+            setup: |root| {
+                one_cell(root);
+                // A repository from before the setting: no `karpenter:` section at all.
+                let config = read(&root.join("cellgen.yaml"));
+                let start = config.find("\nkarpenter:\n").expect("a karpenter section") + 1;
+                let end = start + config[start..].find("\n\n").expect("a blank line after it");
+                edit_file(root, "cellgen.yaml", &config[start..=end], "");
+            },
+            args: &["add-component", "karpenter"],
+            code: 1,
+            words: &[
+                "cellgen.yaml",
+                "component `karpenter` needs the setting `karpenter.ami_alias.prod`",
+                "cell eu-west-2-prod",
+                "`prod: al2023@",
+            ],
+        },
+        BadInput {
+            what: "a component's .tf the user wrote, not listed in the record",
+            setup: |root| {
+                one_cell(root);
+                fs::write(
+                    root.join("terraform/cells/eu-west-2-prod/karpenter.tf"),
+                    "# mine: nodes of my own\n",
+                )
+                .unwrap();
+            },
+            args: &["add-component", "karpenter"],
+            code: 1,
+            words: &[
+                "terraform/cells/eu-west-2-prod/karpenter.tf",
+                "cellgen will not replace it",
+                ".cellgen/cells/eu-west-2-prod.json",
+            ],
+        },
+        BadInput {
+            what: "removing a component whose .tf the user edited",
+            setup: |root| {
+                one_cell(root);
+                run_ok(root, &["add-component", "external-dns"]);
+                let tf = root.join("terraform/cells/eu-west-2-prod/external-dns.tf");
+                let text = read(&tf);
+                fs::write(&tf, format!("{text}\n# extra zone, added by hand\n")).unwrap();
+            },
+            args: &["remove-component", "external-dns"],
+            code: 1,
+            words: &[
+                "terraform/cells/eu-west-2-prod/external-dns.tf",
+                "you changed it",
+                "will not delete it",
+            ],
+        },
+        BadInput {
             what: "component.yaml naming a layer the repository does not have",
             setup: |root| {
                 one_cell(root);
