@@ -144,6 +144,20 @@ pub fn cell_layers(plan: &Plan, config: &Config, cell: &str) -> Result<Vec<Layer
             });
         }
     }
+    // Its Git side already gone (a second run): the cluster still runs cellgen.yaml's layers
+    // until the tear-down is done, so the steps still name them.
+    if layers.is_empty() && !plan.root().join(cell_flux_dir(cell)).exists() {
+        layers = config
+            .layers
+            .iter()
+            .map(|l| Layer {
+                name: l.name.clone(),
+                namespace: "flux-system".into(),
+                timeout: None,
+                depends_on: l.depends_on.clone(),
+            })
+            .collect();
+    }
     // cellgen.yaml's order first, then the rest by name; then dependents before what they need.
     let rank = |l: &Layer| {
         config
