@@ -53,6 +53,8 @@ pub enum Command {
     SetVersion(SetVersionArgs),
     /// Change the key contract: add, rename or remove a key on both sides at once.
     Key(KeyArgs),
+    /// Bring the repository to this cellgen's templates and catalog, keeping your changes (three-way merge).
+    Upgrade(UpgradeArgs),
     /// List cells (Kubernetes version, egress gateway, VPC block, schema, components and their versions), or (`list components`) the component catalog.
     List(ListArgs),
     /// Render every layer of every cell offline, in strict mode, and check the key contract.
@@ -205,6 +207,18 @@ pub struct RemoveComponentArgs {
     /// The cell (default: the cell of the current directory, else the only cell).
     #[arg(long, value_name = "CELL")]
     pub cell: Option<String>,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `upgrade`.
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// Cells to upgrade (default: all); the repository's own files and settings are upgraded either way.
+    #[arg(value_name = "CELL")]
+    pub cells: Vec<String>,
 
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]

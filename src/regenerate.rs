@@ -193,6 +193,7 @@ pub fn plan_cell_files(
     plan: &mut Plan,
     cell: &str,
     desired: &Plan,
+    inputs: state::Inputs,
 ) -> Result<Regenerated, CellgenError> {
     let previous: CellRecord = state::load(plan, cell)?.unwrap_or_default();
     let mut wanted: BTreeMap<PathBuf, Option<String>> = desired
@@ -248,11 +249,19 @@ pub fn plan_cell_files(
             }
         }
     }
+    // An older record without inputs gets them once the cell's files change (an untouched
+    // cell's record stays as it is).
+    let inputs = if previous.inputs.is_some() || files != previous.files {
+        Some(inputs)
+    } else {
+        None
+    };
     state::save(
         plan,
         cell,
         CellRecord {
             cellgen: crate::scaffold::VERSION.into(),
+            inputs,
             files,
             extra: previous.extra,
             legacy: previous.legacy,

@@ -9,6 +9,7 @@ pub mod flux;
 mod format;
 pub mod layer;
 pub mod locate;
+pub mod markers;
 pub mod network;
 pub mod schema;
 pub mod secrets;
@@ -154,6 +155,7 @@ pub fn run_observed(
         flux::check_cell(&rendered, cell, &mut sources, &mut report.findings);
     }
     network::check(&repo.root, &all, &cells, &mut report.findings);
+    markers::check(&repo.root, &repo.config, &cells, &mut report.findings);
     if options.cells.is_empty() && !cells.is_empty() && complete {
         let config_text = std::fs::read_to_string(repo.root.join(CONFIG_FILE)).unwrap_or_default();
         for key in repo.config.keys.keys().filter(|k| !used.contains(*k)) {

@@ -22,6 +22,7 @@ pub(crate) mod remove_cell;
 mod render;
 mod schema;
 mod set_version;
+mod upgrade;
 
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
 /// holds for as long as it runs.
@@ -45,6 +46,7 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::RemoveCell(args) => writes(args.dry_run),
         Command::SetVersion(args) => writes(args.dry_run),
         Command::Key(args) => writes(args.command.dry_run()),
+        Command::Upgrade(args) => writes(args.dry_run),
         Command::List(_) | Command::Check(_) | Command::Render(_) => Some(Access::Read),
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
         // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
@@ -140,6 +142,7 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         Command::Key(args) => {
             key::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
+        Command::Upgrade(args) => upgrade::run(&mut session, args),
         Command::List(args) => {
             list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }

@@ -126,7 +126,15 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
             args.with_requirements,
         )?;
     }
-    let outcome = regenerate::plan_cell_files(&mut plan, &cell.name, &desired)?;
+    let mut components: Vec<String> = had.clone();
+    components.sort();
+    let recorded = state::Inputs {
+        kubernetes_version: inputs.kubernetes_version.clone(),
+        egress_gateway: inputs.egress_gateway,
+        vpc_cidr: inputs.vpc_cidr.clone(),
+        components,
+    };
+    let outcome = regenerate::plan_cell_files(&mut plan, &cell.name, &desired, recorded)?;
     // Components asked for that the cell does not have yet: added as `add-component` would.
     for name in &wanted {
         super::component::add_with_consent(

@@ -68,6 +68,14 @@ fn yaml_error(file: &Path, e: &yaml_serde::Error) -> BuildError {
 
 /// Every non-empty document of a YAML stream.
 pub fn parse_docs(file: &Path, text: &str) -> Result<Vec<Value>, BuildError> {
+    // libyaml is quadratic in bracket nesting: a deep file is refused before parsing.
+    if let Err(e) = crate::edit::depth::check_yaml(text) {
+        return Err(BuildError::Yaml {
+            file: file.to_path_buf(),
+            line: Some(e.line),
+            message: e.to_string(),
+        });
+    }
     let mut docs = Vec::new();
     for de in yaml_serde::Deserializer::from_str(text) {
         let v = Value::deserialize(de).map_err(|e| yaml_error(file, &e))?;

@@ -357,12 +357,13 @@ fn the_readme_layout_lists_exactly_the_files_of_a_cell() {
     );
 }
 
-/// What CI runs on every stack a change touches: a freshly generated one passes it.
+/// What CI runs on every stack a change touches: a freshly generated one passes it (with a state
+/// bucket, whose `bucket` and `region` align with the backend's other arguments).
 #[test]
 fn generated_stacks_are_terraform_fmt_clean() {
     let dir = new_repo(&[
         &format!(
-            "{PROD} --egress-gateway --with-requirements --components {}",
+            "{PROD} --egress-gateway --with-requirements --components {} --state-bucket acme-tf-state --state-region us-east-2",
             catalog_names().join(",")
         ),
         STAGING,

@@ -1,0 +1,131 @@
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::Session;
+use crate::cli::UpgradeArgs;
+use crate::plan::Plan;
+use crate::repo::Repo;
+use crate::upgrade::{self, Group, Outcome, Report};
+
+pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
+    let repo = Repo::discover(&session.start)?;
+    let mut plan = Plan::new(&repo.root);
+    let report = upgrade::plan(&mut plan, &args.cells)?;
+    super::finish(&plan, args.dry_run)?;
+    print_report(&report, args.dry_run, !plan.is_empty());
+    let conflicts = report.conflicts();
+    if conflicts.is_empty() && report.unresolved.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let label = upgrade::label();
+    if !conflicts.is_empty() {
+        let total: usize = conflicts.iter().map(|(_, n)| n).sum();
+        eprintln!(
+            "{} {total} conflict{} in {} file{} {}: open each, keep what you want between `<<<<<<< ours` and `>>>>>>> {label}` (`||||||| base` shows what cellgen generated before), and delete the marker lines. `cellgen check` fails while a marker is left; then commit.",
+            crate::color::error_label(),
+            if total == 1 { "" } else { "s" },
+            conflicts.len(),
+            if conflicts.len() == 1 { "" } else { "s" },
+            if args.dry_run {
+                "would be written"
+            } else {
+                "written"
+            },
+        );
+    }
+    if !report.unresolved.is_empty() {
+        let list: Vec<String> = report
+            .unresolved
+            .iter()
+            .map(|(path, line)| format!("{}:{line}", path.display()))
+            .collect();
+        eprintln!(
+            "{} conflict markers are still in {}: resolve them (keep what you want, delete the marker lines); `cellgen check` fails until then.",
+            crate::color::error_label(),
+            list.join(", ")
+        );
+    }
+    Ok(ExitCode::from(1))
+}
+
+fn print_report(report: &Report, dry_run: bool, changed: bool) {
+    println!(
+        "\n{} to cellgen {}{}.",
+        if dry_run { "Upgrade" } else { "Upgraded" },
+        crate::scaffold::VERSION,
+        if dry_run {
+            " (dry run: nothing was written)"
+        } else {
+            ""
+        }
+    );
+    if !report.settings.is_empty() {
+        println!("\ncellgen.yaml gained:");
+        for line in &report.settings {
+            println!("  {line}");
+        }
+    }
+    println!(
+        "\n  {:<28} {:>8} {:>6} {:>7} {:>5} {:>10} {:>8}",
+        "", "replaced", "added", "merged", "kept", "conflicts", "deleted"
+    );
+    for group in &report.groups {
+        print_counts(group);
+    }
+    let list = |title: &str, pick: &dyn Fn(&Outcome) -> Option<String>| {
+        let lines: Vec<String> = report
+            .groups
+            .iter()
+            .flat_map(|g| &g.files)
+            .filter_map(|(path, outcome)| {
+                pick(outcome).map(|note| format!("  {}{note}", path.display()))
+            })
+            .collect();
+        if !lines.is_empty() {
+            println!("\n{title}");
+            for line in lines {
+                println!("{line}");
+            }
+        }
+    };
+    list("Merged (your changes and cellgen's):", &|o| {
+        matches!(o, Outcome::Merged).then(String::new)
+    });
+    list("Conflicts:", &|o| match o {
+        Outcome::Conflicts(n, why) => Some(format!(
+            " ({n}{})",
+            why.as_ref().map(|w| format!("; {w}")).unwrap_or_default()
+        )),
+        _ => None,
+    });
+    list("Left alone:", &|o| match o {
+        Outcome::Left(why) => Some(format!(": {why}")),
+        _ => None,
+    });
+    if !report.notices.is_empty() {
+        println!("\nTo decide:");
+        for notice in &report.notices {
+            println!("  {}: {}", notice.setting, notice.message);
+        }
+    }
+    if !dry_run && changed {
+        println!(
+            "\nNext: review the changes (`git diff`), run `cellgen check`, commit, and open a pull request. Then, in each cell's terraform/cells/<cell>, `terraform init -upgrade` (add -reconfigure if its backend.tf changed) and `terraform plan` before `terraform apply`."
+        );
+    }
+}
+
+fn print_counts(group: &Group) {
+    let name = group.cell.as_deref().unwrap_or("(repository)");
+    println!(
+        "  {:<28} {:>8} {:>6} {:>7} {:>5} {:>10} {:>8}",
+        name,
+        group.count(|o| matches!(o, Outcome::Replaced)),
+        group.count(|o| matches!(o, Outcome::Added)),
+        group.count(|o| matches!(o, Outcome::Merged)),
+        group.count(|o| matches!(o, Outcome::Kept)),
+        group.count(Outcome::is_conflict),
+        group.count(|o| matches!(o, Outcome::Deleted)),
+    );
+}
