@@ -34,5 +34,5 @@ pub mod substitute;
 pub mod suggest;
 pub mod teardown;
 pub mod templates;
-pub mod versions;
 pub mod upgrade;
+pub mod versions;
