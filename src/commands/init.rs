@@ -68,19 +68,35 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
             "warning: cellgen.yaml will name no cluster admin role (--admin-role-arn): add cluster_access.admin_role_arns before a cell's first `terraform apply`, which fails without one"
         );
     }
-    // A directory "exists" for the scaffold when it has an entry: an empty one is filled.
-    let adopted =
-        scaffold::adopt(
-            &Templates::new(),
-            &settings,
-            |rel| match std::fs::symlink_metadata(root.join(rel)) {
-                Ok(meta) if meta.is_dir() => std::fs::read_dir(root.join(rel))
-                    .map(|mut entries| entries.next().is_some())
-                    .unwrap_or(true),
-                Ok(_) => true,
-                Err(_) => false,
-            },
-        )?;
+    // A layer directory is the repository's own (taken whole, nothing added) when it has a
+    // kustomization file or a file cellgen's scaffold does not have: adding files to it would
+    // change what Flux builds. One with only some of the scaffold's files is completed around them.
+    let templates = Templates::new();
+    let scaffold_files: Vec<String> = templates
+        .names_under("repo/")
+        .into_iter()
+        .map(|n| n.trim_start_matches("repo/").to_string())
+        .collect();
+    let users_dir = |rel: &Path| -> bool {
+        let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+            return true;
+        };
+        entries.filter_map(Result::ok).any(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ours = rel.join(&name).to_string_lossy().into_owned();
+            ["kustomization.yaml", "kustomization.yml", "Kustomization"].contains(&name.as_str())
+                || !scaffold_files.contains(&ours)
+        })
+    };
+    let adopted = scaffold::adopt(
+        &templates,
+        &settings,
+        |rel| match std::fs::symlink_metadata(root.join(rel)) {
+            Ok(meta) if meta.is_dir() => users_dir(rel),
+            Ok(_) => true,
+            Err(_) => false,
+        },
+    )?;
     for (path, contents) in adopted.files {
         plan.write(path, contents)?;
     }
