@@ -8,7 +8,6 @@ use crate::components::cell_components;
 use crate::error::CellgenError;
 use crate::plan::Plan;
 use crate::repo::Repo;
-use crate::state;
 use crate::suggest;
 use crate::templates::Templates;
 use crate::versions;
@@ -104,7 +103,9 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
         .into());
     }
     let outcome = versions::set_version(&mut plan, &chart, &running, &selected, &args.version)?;
-    state::track_all_edits(&mut plan, "")?;
+    // The records keep the text cellgen generated: a cell's own version is a choice made on top
+    // of it, like a hand edit, so `new --force` keeps it and `upgrade` merges it (as ours)
+    // instead of replacing it with the shared version.
     crate::schema::refresh(&mut plan)?;
     if plan.is_empty() {
         println!(
