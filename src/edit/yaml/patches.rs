@@ -119,6 +119,9 @@ pub fn spec_patches(text: &str) -> Result<Vec<Value>, YamlEditError> {
 
 const PATCHES_ADVICE: &str = "write `spec.patches` as a block list (one `- target: ...` entry per item) without anchors or aliases";
 
+/// An item of a block list: its range, and the offset of its dash.
+type Item = (std::ops::Range<usize>, usize);
+
 /// Where `spec.patches` is.
 struct Located {
     /// The `spec` entry (for a new `patches:` key after its last field).
@@ -127,10 +130,7 @@ struct Located {
     key_indent: usize,
     /// The `patches` entry, when there is one: its range, and its items (range, dash offset);
     /// `None` items for `patches: []`.
-    patches: Option<(
-        std::ops::Range<usize>,
-        Option<Vec<(std::ops::Range<usize>, usize)>>,
-    )>,
+    patches: Option<(std::ops::Range<usize>, Option<Vec<Item>>)>,
 }
 
 fn locate(text: &str, doc: &yaml_edit::Document) -> Result<Located, YamlEditError> {
