@@ -293,7 +293,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     }
 
     // The contract (cellgen.yaml) as the components left it, and what that changed in the
-    // cells left out (the schema number every cell carries).
+    // cells left out (a cell's number follows its newest key: crate::contract).
     if let Some(text) = desired.read(CONFIG_FILE)?
         && plan.read(CONFIG_FILE)?.as_deref() != Some(text.as_str())
     {
