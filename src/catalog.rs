@@ -219,10 +219,7 @@ impl Catalog {
 }
 
 fn parse_spec(text: &str, path: &Path) -> Result<ComponentSpec, CellgenError> {
-    crate::edit::depth::check_yaml(text).map_err(|e| CellgenError::InvalidFile {
-        path: path.to_path_buf(),
-        message: format!("line {}: {e}", e.line),
-    })?;
+    crate::yaml_depth::check_file(text, path)?;
     let spec: ComponentSpec = yaml_serde::from_str(text).map_err(|e| CellgenError::InvalidFile {
         path: path.to_path_buf(),
         message: format!(

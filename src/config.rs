@@ -294,11 +294,7 @@ impl Config {
     /// Parses and validates `cellgen.yaml` text; `path` is only used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, CellgenError> {
         // Before any parser: libyaml is quadratic in bracket nesting.
-        crate::edit::depth::check_yaml(text).map_err(|e| CellgenError::MalformedConfig {
-            path: path.to_path_buf(),
-            line: Some(e.line),
-            message: e.to_string(),
-        })?;
+        crate::yaml_depth::check_file(text, path)?;
         let config: Config =
             yaml_serde::from_str(text).map_err(|err| CellgenError::MalformedConfig {
                 path: path.to_path_buf(),

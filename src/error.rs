@@ -42,6 +42,27 @@ pub enum CellgenError {
     #[error("{}: {message}", path.display())]
     InvalidFile { path: PathBuf, message: String },
 
+    #[error(
+        "{} is a symbolic link (to {}): Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not see {}. Replace the link with the file or directory itself; nothing was written",
+        link.display(),
+        target.display(),
+        path.display()
+    )]
+    FluxSymlink {
+        /// The path cellgen reads or writes.
+        path: PathBuf,
+        /// The first link on its way (repository-relative), and where it points.
+        link: PathBuf,
+        target: PathBuf,
+    },
+
+    /// YAML nested deeper than cellgen reads (`crate::yaml_depth`).
+    #[error("{}:{}: {source}", path.display(), source.line)]
+    NestedTooDeep {
+        path: PathBuf,
+        source: crate::yaml_depth::DepthError,
+    },
+
     #[error("cannot write {}", path.display())]
     Write {
         path: PathBuf,

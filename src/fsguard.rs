@@ -46,6 +46,15 @@ impl Root {
     /// Where `rel` really is: a path under the canonical root, with every link inside the
     /// repository followed. A link (or `..`) leading outside is an error naming it.
     pub fn resolve(&self, rel: &Path) -> Result<PathBuf, CellgenError> {
+        self.resolve_traced(rel).map(|(real, _)| real)
+    }
+
+    /// [`Root::resolve`], and the first symbolic link on the way (as the user knows it, relative
+    /// to the root) with its target.
+    pub fn resolve_traced(
+        &self,
+        rel: &Path,
+    ) -> Result<(PathBuf, Option<(PathBuf, PathBuf)>), CellgenError> {
         let mut cur = self.canonical.clone();
         // Components still to walk, last one first; a link pushes its target's components.
         let mut rest: Vec<OsString> = Vec::new();
@@ -94,7 +103,7 @@ impl Root {
             }
         }
         if cur.starts_with(&self.canonical) {
-            return Ok(cur);
+            return Ok((cur, first_link));
         }
         Err(match first_link {
             Some((link, target)) => CellgenError::OutsideRoot {

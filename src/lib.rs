@@ -36,3 +36,4 @@ pub mod teardown;
 pub mod templates;
 pub mod upgrade;
 pub mod versions;
+pub mod yaml_depth;

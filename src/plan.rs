@@ -60,7 +60,42 @@ impl Plan {
 
     /// The file as it is on disk now, whatever the plan says.
     pub fn read_on_disk(&self, rel: impl AsRef<Path>) -> Result<Option<String>, CellgenError> {
+        self.flux_guard(rel.as_ref())?;
         Ok(self.root.read(rel.as_ref())?.map(|t| t.text))
+    }
+
+    /// What Flux reads (everything but the Terraform stacks, cellgen's own `.cellgen/`, CI
+    /// files, files at the top and the `component.yaml` of repository components) may not go
+    /// through a symbolic link, even one that stays inside: source-controller leaves links out
+    /// of its artifact, so Flux would not see it. (A component directory that is a link is the
+    /// build's error to report.)
+    fn flux_guard(&self, rel: &Path) -> Result<(), CellgenError> {
+        let parts: Vec<_> = rel.components().map(|c| c.as_os_str()).collect();
+        let read_by_flux = match parts.as_slice() {
+            [] | [_] => false,
+            [top, ..]
+                if ["terraform", ".cellgen", ".github"]
+                    .iter()
+                    .any(|t| *top == *t) =>
+            {
+                false
+            }
+            [dir, _, file] => {
+                !(*dir == crate::catalog::COMPONENTS_DIR && *file == crate::catalog::SPEC_FILE)
+            }
+            _ => true,
+        };
+        if !read_by_flux {
+            return Ok(());
+        }
+        match self.root.resolve_traced(rel)? {
+            (_, Some((link, target))) => Err(CellgenError::FluxSymlink {
+                path: rel.to_path_buf(),
+                link,
+                target,
+            }),
+            (_, None) => Ok(()),
+        }
     }
 
     /// Whether the file will exist after the plan. A path that leads out of the repository does
@@ -98,6 +133,7 @@ impl Plan {
             return Ok(());
         }
         let real = self.root.resolve(&rel)?;
+        self.flux_guard(&rel)?;
         let real = real
             .strip_prefix(self.root.canonical())
             .map(Path::to_path_buf)

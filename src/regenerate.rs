@@ -70,6 +70,7 @@ pub fn existing_components(
         let Some(text) = plan.read(&path)? else {
             continue;
         };
+        crate::yaml_depth::check_file(&text, &path)?;
         let refs = yaml::flux_components(&text).map_err(|e| CellgenError::InvalidFile {
             path: path.clone(),
             message: e.to_string(),

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use base64::Engine;
 use serde_json::Value;
 
-use crate::kustomize::{self, BuildError, FluxFields, Mode, Resource};
+use crate::kustomize::{BuildError, FluxFields, Mode, Repo, Resource};
 use crate::substitute::{PostBuild, SubstError, SubstituteOptions, Vars, substitute_object};
 pub use layer::{BOOTSTRAP, FluxLayer, ObjectRef, PostBuildSpec, SubstituteRef, Unsupported};
 
@@ -30,7 +30,8 @@ pub type Built = Arc<Result<Vec<Resource>, Arc<BuildError>>>;
 
 /// Builds keyed by (path, Flux fields): cells share layers.
 pub struct BuildCache {
-    root: PathBuf,
+    /// The repository as Flux's artifact has it, opened once (or why it cannot be).
+    repo: Result<Repo, Arc<BuildError>>,
     mode: Mode,
     builds: HashMap<(String, FluxFields), Built>,
 }
@@ -38,7 +39,7 @@ pub struct BuildCache {
 impl BuildCache {
     pub fn new(root: &Path, mode: Mode) -> BuildCache {
         BuildCache {
-            root: root.to_path_buf(),
+            repo: Repo::open(root).map_err(Arc::new),
             mode,
             builds: HashMap::new(),
         }
@@ -48,11 +49,30 @@ impl BuildCache {
         if let Some(built) = self.builds.get(&(path.to_string(), flux.clone())) {
             return built.clone();
         }
-        let built: Built =
-            Arc::new(kustomize::build_flux(&self.root, path, flux, self.mode).map_err(Arc::new));
+        let built: Built = Arc::new(match &self.repo {
+            Ok(repo) => repo.build(path, flux, self.mode).map_err(Arc::new),
+            Err(e) => Err(e.clone()),
+        });
         self.builds
             .insert((path.to_string(), flux.clone()), built.clone());
         built
+    }
+
+    /// Whether `component` (a `spec.components` entry of a layer at `path`, written in
+    /// `listed_in`) is a Kustomize Component Flux can build (see `kustomize::Repo`).
+    pub fn check_component(
+        &self,
+        path: &str,
+        component: &str,
+        missing_ok: bool,
+        listed_in: &Path,
+    ) -> Result<(), Arc<BuildError>> {
+        match &self.repo {
+            Ok(repo) => repo
+                .check_component(path, component, missing_ok, listed_in)
+                .map_err(Arc::new),
+            Err(e) => Err(e.clone()),
+        }
     }
 
     pub fn distinct_builds(&self) -> usize {
@@ -435,24 +455,42 @@ fn source_data(object: &Value) -> BTreeMap<String, String> {
 }
 
 fn cell_error(root: &Path, dir: &str, error: &BuildError) -> LayerError {
-    let (file, line) = match error {
-        BuildError::MissingResource { file, entry } => {
-            let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
-            (file.clone(), crate::config::line_of(&text, entry))
-        }
-        BuildError::Yaml { file, line, .. } => (file.clone(), *line),
-        BuildError::Unsupported { file, .. }
-        | BuildError::Invalid { file, .. }
-        | BuildError::NotKubernetes { file, .. }
-        | BuildError::DuplicateId { file, .. }
-        | BuildError::Patch { file, .. } => (file.clone(), None),
-        _ => (Path::new(dir).join("kustomization.yaml"), None),
-    };
+    let (file, line) = build_error_location(root, error)
+        .unwrap_or_else(|| (Path::new(dir).join("kustomization.yaml"), None));
     LayerError {
         file,
         line,
         message: format!("the cell's directory {dir} does not build: {error}"),
     }
+}
+
+/// The repository file and line a build error is about: the error's own location, with the
+/// line of the entry it names when the error gives none (a missing resource, a link, a path
+/// outside the root, a file left out of the artifact).
+pub fn build_error_location(root: &Path, error: &BuildError) -> Option<(PathBuf, Option<usize>)> {
+    let (file, line) = error.location()?;
+    let entry = match error {
+        BuildError::MissingResource { entry, .. }
+        | BuildError::OutsideRoot { entry, .. }
+        | BuildError::Symlink { entry, .. }
+        | BuildError::Ignored { entry, .. } => Some(entry.as_str()),
+        // The entry naming the directory one level too deep.
+        BuildError::TooDeep { deepest, .. } => deepest.file_name().and_then(|n| n.to_str()),
+        _ => None,
+    };
+    let line = line.or_else(|| match error {
+        // The line of the first bad byte.
+        BuildError::NotUtf8 { offset, .. } => {
+            let bytes = std::fs::read(root.join(file)).ok()?;
+            let before = bytes.get(..*offset)?;
+            Some(before.iter().filter(|b| **b == b'\n').count() + 1)
+        }
+        _ => {
+            let text = std::fs::read_to_string(root.join(file)).ok()?;
+            crate::config::line_of(&text, entry?)
+        }
+    });
+    Some((file.to_path_buf(), line))
 }
 
 /// The string at a JSON pointer, or "".

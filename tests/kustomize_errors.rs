@@ -27,14 +27,13 @@ fn have_kubectl() -> bool {
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n";
 
-const REPLACEMENTS: &str = "\
+/// `vars` (deprecated, not built natively): kubectl builds it, so Auto falls back.
+const VARS: &str = "\
 resources: [cm.yaml]
-replacements:
-- source: {kind: ConfigMap, name: cm, fieldPath: data.a}
-  targets:
-  - select: {kind: ConfigMap, name: cm}
-    fieldPaths: [data.copy]
-    options: {create: true}
+vars:
+- name: A
+  objref: {apiVersion: v1, kind: ConfigMap, name: cm}
+  fieldref: {fieldpath: data.a}
 ";
 
 fn unsupported(err: BuildError) -> (PathBuf, String) {
@@ -47,7 +46,6 @@ fn unsupported(err: BuildError) -> (PathBuf, String) {
 #[test]
 fn unsupported_top_level_fields_name_file_and_field() {
     for field in [
-        "replacements",
         "helmCharts",
         "vars",
         "crds",
@@ -74,8 +72,8 @@ fn unsupported_top_level_fields_name_file_and_field() {
 fn unsupported_nested_fields() {
     let cases = [
         (
-            "patches:\n- path: p.yaml\n  options: {allowNameChange: true}\n",
-            "patches[].options",
+            "patches:\n- path: p.yaml\n  options: {allowNameChange: true, other: true}\n",
+            "patches[].options.other",
         ),
         (
             "labels:\n- pairs: {a: b}\n  fields: []\n",
@@ -105,13 +103,13 @@ fn unsupported_in_a_component_names_the_component_file() {
         ("app/cm.yaml", CM),
         (
             "comp/kustomization.yaml",
-            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nreplacements: []\n",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nvars: []\n",
         ),
     ]);
     let (file, field) =
         unsupported(build(r.path(), "app", &["../comp".into()], Mode::Native).unwrap_err());
     assert_eq!(file, Path::new("comp/kustomization.yaml"));
-    assert_eq!(field, "replacements");
+    assert_eq!(field, "vars");
 }
 
 #[test]
@@ -120,13 +118,10 @@ fn auto_mode_falls_back_to_external_kustomize() {
         eprintln!("note: kubectl not on PATH; skipping Auto fallback test");
         return;
     }
-    let r = repo(&[
-        ("app/kustomization.yaml", REPLACEMENTS),
-        ("app/cm.yaml", CM),
-    ]);
+    let r = repo(&[("app/kustomization.yaml", VARS), ("app/cm.yaml", CM)]);
     let out = build(r.path(), "app", &[], Mode::Auto).unwrap();
     assert_eq!(out.len(), 1);
-    assert_eq!(out[0].object["data"]["copy"], Value::String("b".into()));
+    assert_eq!(out[0].object["data"]["a"], Value::String("b".into()));
     assert_eq!(out[0].origin, Path::new("app/kustomization.yaml"));
     // Supported paths stay native in Auto mode.
     let plain = repo(&[
@@ -144,7 +139,7 @@ fn auto_fallback_appends_components_like_flux() {
         return;
     }
     let r = repo(&[
-        ("app/kustomization.yaml", REPLACEMENTS),
+        ("app/kustomization.yaml", VARS),
         ("app/cm.yaml", CM),
         (
             "comp/kustomization.yaml",
@@ -164,7 +159,7 @@ fn auto_fallback_appends_components_like_flux() {
     assert_eq!(before, after, "the repository must not be written to");
     assert_eq!(
         std::fs::read_to_string(r.path().join("app/kustomization.yaml")).unwrap(),
-        REPLACEMENTS
+        VARS
     );
 }
 
@@ -242,16 +237,69 @@ fn duplicate_ids_are_rejected() {
 fn flux_generation_rejects_non_kubernetes_yaml() {
     let r = repo(&[
         ("apps/cm.yaml", CM),
-        ("apps/.sops.yaml", "creation_rules: []\n"),
+        ("apps/rules.yaml", "creation_rules: []\n"),
     ]);
     match build(r.path(), "apps", &[], Mode::Native).unwrap_err() {
-        BuildError::NotKubernetes { file, .. } => assert_eq!(file, Path::new("apps/.sops.yaml")),
+        BuildError::NotKubernetes { file, .. } => assert_eq!(file, Path::new("apps/rules.yaml")),
         other => panic!("{other:?}"),
     }
 }
 
 #[test]
-fn unhandled_name_references_are_unsupported_not_stale() {
+fn flux_generation_skips_what_the_artifact_leaves_out() {
+    // source-controller's default exclusions: `.sops.yaml` (not Kubernetes objects) and
+    // `cloudbuild.yaml` are not in the artifact, so the kustomization Flux generates lacks them.
+    let r = repo(&[
+        ("apps/cm.yaml", CM),
+        ("apps/.sops.yaml", "creation_rules: []\n"),
+        (
+            "apps/sub/cloudbuild.yaml",
+            &CM.replace("name: cm", "name: other"),
+        ),
+    ]);
+    let out = build(r.path(), "apps", &[], Mode::Native).unwrap();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].origin, Path::new("apps/cm.yaml"));
+    if have_kubectl() {
+        // The external fallback builds the same kustomization, on a copy without them.
+        let ext = build(r.path(), "apps", &[], Mode::External).unwrap();
+        assert_eq!(ext.len(), 1, "{ext:?}");
+        assert_eq!(ext[0].object, out[0].object);
+    }
+    // A `.sourceignore` pattern replaces the defaults: now `cloudbuild.yaml` is read, and a
+    // file the pattern leaves out is an error naming the rule when a kustomization lists it.
+    std::fs::write(r.path().join(".sourceignore"), "# CI\n/apps/sub/\n").unwrap();
+    match build(r.path(), "apps", &[], Mode::Native).unwrap_err() {
+        BuildError::NotKubernetes { file, .. } => assert_eq!(file, Path::new("apps/.sops.yaml")),
+        other => panic!("{other:?}"),
+    }
+    std::fs::remove_file(r.path().join("apps/.sops.yaml")).unwrap();
+    let out = build(r.path(), "apps", &[], Mode::Native).unwrap();
+    assert_eq!(out.len(), 1, "{out:?}");
+    std::fs::write(
+        r.path().join("apps/kustomization.yaml"),
+        "resources: [cm.yaml, sub/cloudbuild.yaml]\n",
+    )
+    .unwrap();
+    let err = build(r.path(), "apps", &[], Mode::Native).unwrap_err();
+    assert!(matches!(err, BuildError::Ignored { .. }), "{err:?}");
+    let external = build(r.path(), "apps", &[], Mode::External).unwrap_err();
+    assert!(
+        matches!(external, BuildError::Ignored { .. }),
+        "{external:?}"
+    );
+    for word in [
+        "apps/kustomization.yaml",
+        "sub/cloudbuild.yaml",
+        ".sourceignore:2",
+        "`/apps/sub/`",
+    ] {
+        assert!(err.to_string().contains(word), "{word}: {err}");
+    }
+}
+
+#[test]
+fn role_resource_names_follow_renamed_config_maps() {
     let role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r}\nrules:\n- apiGroups: ['']\n  resources: [configmaps]\n  resourceNames: [cm]\n  verbs: [get]\n";
     let r = repo(&[
         (
@@ -261,31 +309,36 @@ fn unhandled_name_references_are_unsupported_not_stale() {
         ("cm.yaml", CM),
         ("role.yaml", role),
     ]);
-    let (file, field) = unsupported(build(r.path(), ".", &[], Mode::Native).unwrap_err());
-    assert_eq!(file, Path::new("role.yaml"));
-    assert!(field.contains("rules/resourceNames"), "{field}");
+    let out = build(r.path(), ".", &[], Mode::Native).unwrap();
+    let role = out.iter().find(|r| r.object["kind"] == "Role").unwrap();
+    assert_eq!(role.object["rules"][0]["resourceNames"][0], "p-cm");
 }
 
 #[test]
-fn env_file_entries_from_the_environment_are_unsupported() {
+fn env_file_lines_without_a_value_are_empty_values() {
     let r = repo(&[
         (
             "kustomization.yaml",
-            "configMapGenerator:\n- name: x\n  envs: [a.env]\n",
+            "configMapGenerator:\n- name: x\n  envs: [a.env]\n  options: {disableNameSuffixHash: true}\n",
         ),
         ("a.env", "A=1\nFROM_ENV\n"),
     ]);
-    let (file, field) = unsupported(build(r.path(), ".", &[], Mode::Native).unwrap_err());
-    assert_eq!(file, Path::new("kustomization.yaml"));
-    assert!(field.contains("line 2"), "{field}");
+    let out = build(r.path(), ".", &[], Mode::Native).unwrap();
+    assert_eq!(
+        out[0].object["data"],
+        serde_json::json!({"A": "1", "FROM_ENV": ""})
+    );
 }
 
 #[test]
 fn paths_may_not_leave_the_repository() {
     let r = repo(&[("kustomization.yaml", "resources: [../../etc/passwd]\n")]);
     let err = build(r.path(), ".", &[], Mode::Native).unwrap_err();
-    assert!(matches!(err, BuildError::Invalid { .. }), "{err:?}");
-    assert!(err.to_string().contains("leaves the repository"), "{err}");
+    assert!(matches!(err, BuildError::OutsideRoot { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("leaves the repository root"),
+        "{err}"
+    );
 }
 
 #[test]

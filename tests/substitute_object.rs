@@ -39,6 +39,47 @@ fn strings_go_yaml_would_retype_stay_strings() {
     );
 }
 
+/// kustomize-controller reads the substituted text back with sigs.k8s.io/yaml's YAMLToJSON
+/// (go-yaml v2, YAML 1.1), so what a variable writes into a plain scalar is retyped that way.
+#[test]
+fn substituted_scalars_read_back_as_yaml_1_1() {
+    let obj = json!({"spec": {
+        "yes": "${yes}", "on": "${on}", "octal": "${octal}", "exp": "${exp}", "tilde": "${tilde}",
+        "hex": "${hex}", "stamp": "${stamp}", "float": "${float}", "sexagesimal": "${sexa}"
+    }});
+    let v = vars(&[
+        ("yes", "yes"),
+        ("on", "On"),
+        ("octal", "0775"),
+        ("exp", "1e3"),
+        ("tilde", "~"),
+        ("hex", "0x1F"),
+        ("stamp", "2024-01-02"),
+        ("float", "1.5"),
+        ("sexa", "1:30"),
+    ]);
+    let out = substitute_object(&obj, &v, &STRICT).unwrap();
+    assert_eq!(
+        out["spec"],
+        json!({
+            "yes": true, "on": true, "octal": 509, "exp": 1000, "tilde": null, "hex": 31,
+            "stamp": "2024-01-02", "float": 1.5, "sexagesimal": "1:30"
+        })
+    );
+    // What Go's JSON encoder refuses fails as Flux fails.
+    let err =
+        substitute_object(&json!({"x": "${inf}"}), &vars(&[("inf", ".inf")]), &STRICT).unwrap_err();
+    assert!(err.to_string().contains("unsupported value"), "{err}");
+    // A value nesting brackets deeper than cellgen reads is refused, not parsed for minutes.
+    let deep = "[".repeat(100_000);
+    let err =
+        substitute_object(&json!({"x": "${d}"}), &vars(&[("d", &deep)]), &STRICT).unwrap_err();
+    assert!(
+        err.to_string().contains("nest more than 64 levels"),
+        "{err}"
+    );
+}
+
 #[test]
 fn disabled_label_or_annotation_skips() {
     for field in ["labels", "annotations"] {

@@ -3,12 +3,11 @@
 //! line a person has to edit.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::locate::SourceFiles;
 use super::schema::Step;
 use super::{Finding, METADATA_CONFIGMAP};
-use crate::components::resolve_ref;
 use crate::kustomize::{BuildError, FluxFields, Resource};
 use crate::render::{BuildCache, FluxLayer, RenderedLayer, Source};
 use crate::substitute::flux::substitution_disabled;
@@ -129,15 +128,34 @@ pub fn check_layer(
     let mut components_ok = true;
     for (i, component) in layer.flux.components.iter().enumerate() {
         let missing_ok = layer.flux.ignore_missing_components;
-        if let Some(problem) =
-            component_problem(cx.root, &layer.build_path(), component, missing_ok)
+        if let Err(e) = cx
+            .cache
+            .check_component(&layer.build_path(), component, missing_ok, &file)
         {
             components_ok = false;
+            // Where the component entry is written, unless the problem is in a file of the
+            // component (its kustomization does not parse, is a link, ...).
+            let inside = match e.as_ref() {
+                BuildError::MissingComponent { .. } | BuildError::NotAComponent { .. } => None,
+                other => crate::render::build_error_location(cx.root, other)
+                    .filter(|(f, _)| *f != file && !cx.root.join(f).is_dir()),
+            };
+            let (at_file, line) = match inside {
+                Some(at) => at,
+                None => (
+                    file.clone(),
+                    at(cx, &["spec", "components", &i.to_string()], None),
+                ),
+            };
             findings.push(Finding::error(
                 "bad-component",
-                &file,
-                at(cx, &["spec", "components", &i.to_string()], None),
-                format!("component `{component}` of `{}`: {problem}", layer.name),
+                at_file,
+                line,
+                format!(
+                    "component `{component}` of `{}`: {}",
+                    layer.name,
+                    component_message(&e)
+                ),
             ));
         }
     }
@@ -220,11 +238,8 @@ fn build_failed(cx: &mut Context, layer: &FluxLayer, error: &BuildError) -> Find
             format!("{message} (it builds without `{}`)", path.join(".")),
         );
     }
-    let (file, line) = match error {
-        BuildError::Unsupported { file, .. } => (file.clone(), None),
-        BuildError::Yaml { file, line, .. } => (file.clone(), *line),
-        _ => (layer.file.clone(), None),
-    };
+    let (file, line) = crate::render::build_error_location(cx.root, error)
+        .unwrap_or_else(|| (layer.file.clone(), None));
     Finding::error("build-failed", file, line, message)
 }
 
@@ -320,49 +335,21 @@ pub fn object_name(object: &serde_json::Value) -> String {
     )
 }
 
-/// What is wrong with a `spec.components` entry, if anything (a missing one is fine with
-/// `ignoreMissingComponents`: Flux leaves it out).
-fn component_problem(
-    root: &Path,
-    layer_path: &str,
-    component: &str,
-    missing_ok: bool,
-) -> Option<String> {
-    let Some(resolved) = resolve_ref(layer_path, component) else {
-        return Some("it points outside the repository".into());
-    };
-    let dir: PathBuf = root.join(&resolved);
-    if !dir.exists() && missing_ok {
-        return None;
-    }
-    if !dir.is_dir() {
-        return Some(format!(
+/// Why a component cannot be built, in the words of a `spec.components` entry.
+fn component_message(error: &BuildError) -> String {
+    match error {
+        BuildError::MissingComponent { path } => format!(
             "{} does not exist (paths are relative to the layer's spec.path; `ignoreMissingComponents: true` would skip it)",
-            resolved.display()
-        ));
+            path.display()
+        ),
+        BuildError::NotAComponent { path, kind } => {
+            format!(
+                "{} is not a Kustomize Component (kind: {kind})",
+                path.display()
+            )
+        }
+        other => other.to_string(),
     }
-    let Some(kustomization) = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
-        .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-    else {
-        return Some(format!("{} has no kustomization.yaml", resolved.display()));
-    };
-    let text = std::fs::read_to_string(&kustomization).unwrap_or_default();
-    // libyaml is quadratic in bracket nesting: a deep file is refused before parsing.
-    if let Err(e) = crate::edit::depth::check_yaml(&text) {
-        return Some(format!("{}:{}: {e}", kustomization.display(), e.line));
-    }
-    let kind = yaml_serde::from_str::<yaml_serde::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("kind").and_then(|k| k.as_str().map(String::from)));
-    (kind.as_deref() != Some("Component")).then(|| {
-        format!(
-            "{} is not a Kustomize Component (kind: {})",
-            resolved.display(),
-            kind.as_deref().unwrap_or("Kustomization")
-        )
-    })
 }
 
 #[cfg(test)]

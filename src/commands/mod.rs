@@ -243,6 +243,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
         path: path.to_path_buf(),
         source,
     })?;
+    crate::yaml_depth::check_file(&text, path)?;
     let value: yaml_serde::Value =
         yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
             path: path.to_path_buf(),

@@ -3,7 +3,6 @@
 //! ordering, blank lines and everything cellgen does not own keep their bytes. Every edit is
 //! checked by parsing the result again: it means what was intended, or it is refused.
 
-pub mod depth;
 pub mod hcl;
 pub mod list;
 pub mod text;

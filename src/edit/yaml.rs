@@ -53,7 +53,7 @@ fn fail_at(text: &str, offset: usize, message: impl Into<String>) -> YamlEditErr
 /// Parses `text` twice: strictly (yaml_serde, for the meaning and a line number on errors) and
 /// losslessly (yaml-edit, for positions). The nesting bound comes first.
 fn parse(text: &str) -> Result<(Document, Value), YamlEditError> {
-    super::depth::check_yaml(text).map_err(|e| YamlEditError {
+    crate::yaml_depth::check_yaml(text).map_err(|e| YamlEditError {
         line: Some(e.line),
         message: e.to_string(),
     })?;

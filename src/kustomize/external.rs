@@ -1,14 +1,18 @@
-//! Building with an external `kustomize build` / `kubectl kustomize`.
+//! Building with an external `kustomize build` / `kubectl kustomize`, confined.
 //!
-//! Flux writes the Flux Kustomization's fields into the kustomization at
-//! `spec.path` (and generates one when missing; see `flux_generate`), so when that
-//! changes anything the repository is copied to a temporary directory and the
-//! copy's kustomization is replaced there; the repository is never written to.
+//! The tool runs on a temporary copy holding only the files the build reads (found by
+//! `closure`, which refuses references outside the repository and symbolic links, as the
+//! native builder does): it cannot read anything else, and sees the repository as Flux's
+//! artifact has it. The kustomization at `spec.path` is the one kustomize-controller writes
+//! there (the Flux Kustomization's fields written into it, or generated when missing; see
+//! `flux_generate`), written into the copy. The repository is never written to.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::closure::Closure;
 use super::flux_generate::{self, FluxFields};
+use super::fsroot::{Entry, Fs};
 use super::{BuildError, Resource, load};
 
 fn on_path(tool: &str) -> bool {
@@ -16,7 +20,7 @@ fn on_path(tool: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()))
 }
 
-fn command_for(dir: &Path) -> Result<(Command, String), BuildError> {
+fn command_for(dir: &Path, shown_dir: &Path) -> Result<(Command, String), BuildError> {
     let (mut cmd, shown) = if on_path("kustomize") {
         let mut c = Command::new("kustomize");
         c.arg("build");
@@ -31,15 +35,15 @@ fn command_for(dir: &Path) -> Result<(Command, String), BuildError> {
             stderr: "neither kustomize nor kubectl is on PATH".into(),
         });
     };
-    // kustomize-controller builds with LoadRestrictionsNone.
+    // kustomize-controller builds with LoadRestrictionsNone; the copy holds nothing else.
     cmd.arg("--load-restrictor")
         .arg("LoadRestrictionsNone")
         .arg(dir);
     Ok((
         cmd,
         format!(
-            "{shown} --load-restrictor LoadRestrictionsNone {}",
-            dir.display()
+            "{shown} --load-restrictor LoadRestrictionsNone {} (on a copy of the files it reads)",
+            shown_dir.display()
         ),
     ))
 }
@@ -59,7 +63,11 @@ impl TempDir {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::create_dir_all(&p).map_err(|source| BuildError::Io {
+        // create_dir (not _all): fails rather than reuse anything already there.
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&p).map_err(|source| BuildError::Io {
             path: p.clone(),
             source,
         })?;
@@ -73,90 +81,92 @@ impl Drop for TempDir {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BuildError::Io { path, source }
-    };
-    std::fs::create_dir_all(to).map_err(io(to))?;
-    for entry in std::fs::read_dir(from).map_err(io(from))? {
-        let entry = entry.map_err(io(from))?;
-        let src = entry.path();
-        if entry.file_name() == ".git" {
-            continue;
+/// Copies `files` (absolute, under `root`) to the same places under `to`.
+fn copy_files(
+    root: &Path,
+    files: &std::collections::BTreeSet<PathBuf>,
+    to: &Path,
+) -> Result<(), BuildError> {
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap_or(f);
+        let dst = to.join(rel);
+        if let Some(parent) = dst.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| BuildError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
         }
-        let dst = to.join(entry.file_name());
-        let ft = entry.file_type().map_err(io(&src))?;
-        if ft.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if ft.is_symlink() && src.is_dir() {
-            // Recreating the link (rather than following it) cannot loop.
-            link_dir(&src, &dst).map_err(io(&src))?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(io(&src))?;
-        }
+        std::fs::copy(f, &dst).map_err(|source| BuildError::Io {
+            path: rel.to_path_buf(),
+            source,
+        })?;
     }
     Ok(())
 }
 
-#[cfg(unix)]
-fn link_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
-    std::os::unix::fs::symlink(std::fs::read_link(src)?, dst)
-}
-
-#[cfg(not(unix))]
-fn link_dir(src: &Path, _dst: &Path) -> std::io::Result<()> {
-    Err(std::io::Error::other(format!(
-        "cannot copy symlinked directory {}",
-        src.display()
-    )))
-}
-
-/// Writes the kustomization Flux would build into `dir` (a copy).
-fn write_kustomization(dir: &Path, generated: &flux_generate::Generated) -> Result<(), BuildError> {
-    let file = dir.join(
-        generated
-            .file
-            .file_name()
-            .unwrap_or("kustomization.yaml".as_ref()),
-    );
-    let text = serde_json::to_string_pretty(&generated.value).unwrap_or_default();
-    std::fs::write(&file, text).map_err(|source| BuildError::Io {
-        path: file.clone(),
+/// The tool's raw output for what Flux would build at `path` with `flux`.
+pub fn build_text(fs: &Fs, path: &str, flux: &FluxFields) -> Result<(String, String), BuildError> {
+    let shown = PathBuf::from(path);
+    let dir = fs.resolve(&fs.root, path, &shown)?;
+    if fs.entry(&dir, &shown, path)? != Entry::Dir {
+        return Err(BuildError::Invalid {
+            file: shown,
+            message: "kustomization path not found".into(),
+        });
+    }
+    let generated = flux_generate::kustomization(fs, &dir, flux, &mut Default::default())?;
+    let mut closure = Closure::new(fs);
+    let listed_in = fs.rel(&generated.file);
+    closure.dir(&dir, true, &listed_in)?;
+    for c in &flux.components {
+        let abs = fs.resolve(&dir, c, &listed_in)?;
+        closure.dir(&abs, false, &listed_in)?;
+    }
+    let tmp = TempDir::new()?;
+    copy_files(&fs.root, &closure.files, &tmp.0)?;
+    let rel = dir
+        .strip_prefix(&fs.root)
+        .unwrap_or(Path::new(path))
+        .to_path_buf();
+    let copied = tmp.0.join(&rel);
+    std::fs::create_dir_all(&copied).map_err(|source| BuildError::Io {
+        path: rel.clone(),
         source,
-    })
-}
-
-pub fn build(repo_root: &Path, path: &str, flux: &FluxFields) -> Result<Vec<Resource>, BuildError> {
-    let dir = load::normalize(&repo_root.join(path));
-    let kfile = load::find_kustomization(&dir);
-    let origin = load::rel(repo_root, kfile.as_deref().unwrap_or(&dir));
-    let generated = flux_generate::kustomization(repo_root, &dir, flux, &mut Default::default())?;
-    let tmp;
-    let build_dir = if !generated.changed {
-        dir.clone()
-    } else {
-        tmp = TempDir::new()?;
-        copy_tree(repo_root, &tmp.0)?;
-        let copied = tmp
-            .0
-            .join(dir.strip_prefix(repo_root).unwrap_or(Path::new(path)));
-        write_kustomization(&copied, &generated)?;
-        copied
-    };
-    let (mut cmd, shown) = command_for(&build_dir)?;
+    })?;
+    if generated.changed {
+        let name = generated.file.file_name().unwrap_or_default();
+        let file = copied.join(name);
+        let text = serde_json::to_string_pretty(&generated.value).unwrap_or_default();
+        std::fs::write(&file, text).map_err(|source| BuildError::Io {
+            path: listed_in.clone(),
+            source,
+        })?;
+    }
+    let (mut cmd, shown) = command_for(&copied, &rel)?;
     let out = cmd.output().map_err(|e| BuildError::External {
         command: shown.clone(),
         stderr: e.to_string(),
     })?;
     if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).replace(&*tmp.0.to_string_lossy(), "");
         return Err(BuildError::External {
             command: shown,
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            stderr: stderr.trim().to_string(),
         });
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let docs = load::parse_docs(Path::new(&shown), &text)?;
+    Ok((String::from_utf8_lossy(&out.stdout).into_owned(), shown))
+}
+
+pub fn build(fs: &Fs, path: &str, flux: &FluxFields) -> Result<Vec<Resource>, BuildError> {
+    let dir = fs.resolve(&fs.root, path, Path::new(path))?;
+    let kfile = fs
+        .kustomization_file(&dir)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| dir.join("kustomization.yaml"));
+    let origin = fs.rel(&kfile);
+    let (text, shown) = build_text(fs, path, flux)?;
+    let docs = load::parse_output(Path::new(&shown), &text)?;
     Ok(docs
         .into_iter()
         .map(|object| Resource {

@@ -1,295 +1,283 @@
-//! kustomize "field specs": which fields of which kinds a transformer touches.
-//! Paths are `/`-separated; sequences on the way are traversed element-wise.
+//! kustomize "field specs": which fields of which kinds a transformer touches, walked the way
+//! kustomize's fieldspec.Filter walks them (api/filters/fieldspec). The specs themselves are
+//! kustomize's own built-in configuration (builtin_config.yaml), read once.
+
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use super::resid::Res;
+use super::resid::{Res, split_api_version};
 
-/// A field of the kinds selected by `group`/`version`/`kind` ("" = any).
-#[derive(Debug, Clone, Copy)]
+/// A field of the kinds selected by group/version/kind ("" = any).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldSpec {
-    pub group: &'static str,
-    pub version: &'static str,
-    pub kind: &'static str,
-    pub path: &'static str,
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// Path segments (kyaml's PathSplitter: `/` separates, `\/` escapes); a `[]` suffix
+    /// marks a sequence.
+    pub path: Vec<String>,
     /// Create the field (and missing parents) when absent.
     pub create: bool,
 }
 
+/// What a transformer creates at the end of a path it may create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateKind {
+    /// Never create (kustomize's CreateKind 0).
+    Nothing,
+    Map,
+    Scalar,
+}
+
+/// kyaml's PathSplitter on `/`.
+pub fn split_path(path: &str) -> Vec<String> {
+    split_path_on(path, '/')
+}
+
+/// kyaml's PathSplitter: split at `delimiter`, where a preceding `\` escapes it.
+pub fn split_path_on(path: &str, delimiter: char) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, part) in path.split(delimiter).enumerate() {
+        match out.last_mut() {
+            Some(last) if i > 0 && last.ends_with('\\') => {
+                last.pop();
+                last.push(delimiter);
+                last.push_str(part);
+            }
+            _ => out.push(part.to_string()),
+        }
+    }
+    out
+}
+
 impl FieldSpec {
-    pub const fn new(kind: &'static str, path: &'static str, create: bool) -> Self {
+    pub fn from_value(v: &Value) -> FieldSpec {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         FieldSpec {
-            group: "",
-            version: "",
-            kind,
-            path,
-            create,
+            group: s("group"),
+            version: s("version"),
+            kind: s("kind"),
+            path: split_path(&s("path")),
+            create: v.get("create").and_then(Value::as_bool).unwrap_or(false),
         }
     }
 
-    pub const fn grouped(
-        group: &'static str,
-        kind: &'static str,
-        path: &'static str,
-        create: bool,
-    ) -> Self {
-        FieldSpec {
-            group,
-            version: "",
-            kind,
-            path,
-            create,
-        }
-    }
-
-    pub const fn versioned(
-        version: &'static str,
-        kind: &'static str,
-        path: &'static str,
-        create: bool,
-    ) -> Self {
-        FieldSpec {
-            group: "",
-            version,
-            kind,
-            path,
-            create,
-        }
-    }
-
+    /// kustomize's isMatchGVK on the object's current apiVersion and kind.
     pub fn applies_to(&self, r: &Res) -> bool {
-        (self.kind.is_empty() || self.kind == r.kind())
-            && (self.group.is_empty() || self.group == r.group())
-            && (self.version.is_empty() || self.version == r.version())
+        self.matches(r.api_version(), r.kind())
     }
 
-    /// Calls `f(parent, key)` for every place the spec's final field lives.
-    pub fn visit(&self, obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>, &str)) {
-        visit_path(obj, self.path, self.create, f);
+    pub fn matches(&self, api_version: &str, kind: &str) -> bool {
+        let (group, version) = split_api_version(api_version);
+        (self.kind.is_empty() || self.kind == kind)
+            && (self.group.is_empty() || self.group == group)
+            && (self.version.is_empty() || self.version == version)
+    }
+
+    /// Applies `set` to every place the field lives in `obj` (which must match the spec's
+    /// GVK), creating it as kustomize does. Errors are kustomize's, to be attributed by the
+    /// caller.
+    pub fn apply(
+        &self,
+        obj: &mut Value,
+        create: CreateKind,
+        set: &mut dyn FnMut(&mut Value) -> Result<(), String>,
+    ) -> Result<(), String> {
+        filter(self, obj, &self.path, create, set)
+            .map_err(|e| format!("considering field '{}': {e}", self.path.join("/")))
     }
 }
 
-/// Calls `f(parent, key)` for every place the field at `path` lives.
-pub fn visit_path(
-    obj: &mut Value,
-    path: &str,
-    create: bool,
-    f: &mut dyn FnMut(&mut Map<String, Value>, &str),
-) {
-    // A `[]` segment names a list; lists are never created, only walked.
-    let segs: Vec<(&str, bool)> = path
-        .split('/')
-        .map(|s| match s.strip_suffix("[]") {
-            Some(name) => (name, true),
-            None => (s, false),
-        })
-        .collect();
-    walk(obj, &segs, create, f);
-}
-
-fn walk(
+fn filter(
+    fs: &FieldSpec,
     v: &mut Value,
-    segs: &[(&str, bool)],
-    create: bool,
-    f: &mut dyn FnMut(&mut Map<String, Value>, &str),
-) {
+    path: &[String],
+    create: CreateKind,
+    set: &mut dyn FnMut(&mut Value) -> Result<(), String>,
+) -> Result<(), String> {
+    let Some((first, rest)) = path.split_first() else {
+        return set(v);
+    };
     match v {
+        Value::Null => Ok(()),
         Value::Array(items) => {
             for item in items {
-                walk(item, segs, create, f);
+                filter(fs, item, path, create, set)?;
             }
+            Ok(())
         }
-        Value::Object(map) => {
-            let Some((&(first, is_list), rest)) = segs.split_first() else {
-                return;
+        Value::Object(m) => {
+            let (name, is_seq) = match first.strip_suffix("[]") {
+                Some(n) => (n, true),
+                None => (first.as_str(), false),
             };
-            if rest.is_empty() {
-                f(map, first);
-                return;
+            if name.is_empty() {
+                return Err("cannot set or create an empty field name".into());
             }
-            let missing = map.get(first).is_none_or(Value::is_null);
-            if missing {
-                if !create || is_list {
-                    return;
+            // What kustomize would create here (and turn a null field into).
+            let make: Option<Value> = if !fs.create || create == CreateKind::Nothing || is_seq {
+                is_seq.then(|| Value::Array(Vec::new()))
+            } else if rest.is_empty() {
+                Some(match create {
+                    CreateKind::Map => Value::Object(Map::new()),
+                    _ => Value::Null,
+                })
+            } else {
+                Some(Value::Object(Map::new()))
+            };
+            let creating = fs.create && create != CreateKind::Nothing && !is_seq;
+            match m.get_mut(name) {
+                None if creating => {
+                    m.insert(name.to_string(), make.clone().unwrap_or(Value::Null));
                 }
-                map.insert(first.to_string(), Value::Object(Map::new()));
-            }
-            if let Some(next) = map.get_mut(first) {
-                walk(next, rest, create, f);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Adds `pairs` to the map at each spec'd field (creating it when allowed).
-pub fn add_pairs(r: &mut Res, specs: &[FieldSpec], pairs: &[(String, String)]) {
-    let applicable: Vec<&FieldSpec> = specs.iter().filter(|s| s.applies_to(r)).collect();
-    for spec in applicable {
-        spec.visit(&mut r.obj, &mut |parent, key| {
-            let present = parent.get(key).is_some_and(|v| !v.is_null());
-            if !present && !spec.create {
-                return;
-            }
-            let entry = parent
-                .entry(key.to_string())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !entry.is_object() {
-                *entry = Value::Object(Map::new());
-            }
-            if let Value::Object(m) = entry {
-                for (k, v) in pairs {
-                    m.insert(k.clone(), Value::String(v.clone()));
+                None => return Ok(()),
+                Some(existing) => {
+                    if existing.is_null()
+                        && let Some(made) = &make
+                        && !made.is_null()
+                    {
+                        *existing = made.clone();
+                    }
                 }
             }
-        });
+            let field = m.get_mut(name).expect("present or just inserted");
+            if field.is_null() && !rest.is_empty() {
+                return Ok(());
+            }
+            filter(fs, field, rest, create, set)
+        }
+        _ => Err("expected sequence or mapping node".into()),
     }
 }
 
-const WORKLOADS_APPS: [&str; 4] = ["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"];
-
-/// Template labels (labels.includeTemplates, and part of commonLabels).
-pub fn template_labels() -> Vec<FieldSpec> {
-    let mut v = vec![FieldSpec::versioned(
-        "v1",
-        "ReplicationController",
-        "spec/template/metadata/labels",
-        true,
-    )];
-    for k in WORKLOADS_APPS {
-        v.push(FieldSpec::new(k, "spec/template/metadata/labels", true));
-    }
-    v.push(FieldSpec::grouped(
-        "apps",
-        "StatefulSet",
-        "spec/volumeClaimTemplates[]/metadata/labels",
-        true,
-    ));
-    v.push(FieldSpec::grouped(
-        "batch",
-        "Job",
-        "spec/template/metadata/labels",
-        true,
-    ));
-    v.push(FieldSpec::grouped(
-        "batch",
-        "CronJob",
-        "spec/jobTemplate/metadata/labels",
-        true,
-    ));
-    v.push(FieldSpec::grouped(
-        "batch",
-        "CronJob",
-        "spec/jobTemplate/spec/template/metadata/labels",
-        true,
-    ));
-    v
+/// kustomize's built-in field specs, by section (namePrefix, commonLabels, ...), and its
+/// built-in name references (target kind → referring fields).
+pub struct Builtin {
+    pub sections: std::collections::HashMap<String, Vec<FieldSpec>>,
+    pub name_refs: Vec<NameBackRef>,
 }
 
-pub fn metadata_labels() -> Vec<FieldSpec> {
-    vec![FieldSpec::new("", "metadata/labels", true)]
+/// One `nameReference` entry: objects of this GVK are referred to by these fields.
+#[derive(Debug, Clone)]
+pub struct NameBackRef {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub referrers: Vec<FieldSpec>,
 }
 
-/// commonLabels / labels.includeSelectors: metadata, templates and selectors.
-pub fn common_labels() -> Vec<FieldSpec> {
-    let mut v = metadata_labels();
-    v.extend(template_labels());
-    v.push(FieldSpec::versioned("v1", "Service", "spec/selector", true));
-    v.push(FieldSpec::versioned(
-        "v1",
-        "ReplicationController",
-        "spec/selector",
-        true,
-    ));
-    for k in ["Deployment", "ReplicaSet", "DaemonSet"] {
-        v.push(FieldSpec::new(k, "spec/selector/matchLabels", true));
-    }
-    v.push(FieldSpec::grouped(
-        "apps",
-        "StatefulSet",
-        "spec/selector/matchLabels",
-        true,
-    ));
-    const AFFINITY: [&str; 5] = [
-        "spec/template/spec/affinity/podAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels",
-        "spec/template/spec/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels",
-        "spec/template/spec/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels",
-        "spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels",
-        "spec/template/spec/topologySpreadConstraints/labelSelector/matchLabels",
-    ];
-    for k in ["Deployment", "StatefulSet"] {
-        for p in AFFINITY {
-            v.push(FieldSpec::grouped("apps", k, p, false));
+impl NameBackRef {
+    pub fn from_value(v: &Value) -> NameBackRef {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        NameBackRef {
+            group: s("group"),
+            version: s("version"),
+            kind: s("kind"),
+            referrers: v
+                .get("fieldSpecs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(FieldSpec::from_value)
+                .collect(),
         }
     }
-    v.push(FieldSpec::grouped(
-        "batch",
-        "Job",
-        "spec/selector/matchLabels",
-        false,
-    ));
-    v.push(FieldSpec::grouped(
-        "batch",
-        "CronJob",
-        "spec/jobTemplate/spec/selector/matchLabels",
-        false,
-    ));
-    v.push(FieldSpec::grouped(
-        "policy",
-        "PodDisruptionBudget",
-        "spec/selector/matchLabels",
-        false,
-    ));
-    for p in [
-        "spec/podSelector/matchLabels",
-        "spec/ingress/from/podSelector/matchLabels",
-        "spec/egress/to/podSelector/matchLabels",
-    ] {
-        v.push(FieldSpec::grouped(
-            "networking.k8s.io",
-            "NetworkPolicy",
-            p,
-            false,
-        ));
-    }
-    v
 }
 
-/// commonAnnotations: metadata and pod templates.
-pub fn common_annotations() -> Vec<FieldSpec> {
-    let mut v = vec![
-        FieldSpec::new("", "metadata/annotations", true),
-        FieldSpec::versioned(
-            "v1",
-            "ReplicationController",
-            "spec/template/metadata/annotations",
-            true,
-        ),
-    ];
-    for k in WORKLOADS_APPS {
-        v.push(FieldSpec::new(
-            k,
-            "spec/template/metadata/annotations",
-            true,
-        ));
+pub fn builtin() -> &'static Builtin {
+    static B: OnceLock<Builtin> = OnceLock::new();
+    B.get_or_init(|| {
+        let text = include_str!("builtin_config.yaml");
+        let v = super::yaml::yaml_to_json(text)
+            .ok()
+            .flatten()
+            .unwrap_or(Value::Null);
+        let raw = v.as_object().cloned().unwrap_or_default();
+        let name_refs = raw
+            .get("nameReference")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(NameBackRef::from_value)
+            .collect();
+        let sections = raw
+            .iter()
+            .filter(|(k, _)| *k != "nameReference")
+            .map(|(k, v)| {
+                let specs = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(FieldSpec::from_value)
+                    .collect();
+                (k.clone(), specs)
+            })
+            .collect();
+        Builtin {
+            sections,
+            name_refs,
+        }
+    })
+}
+
+/// The built-in field specs of a section.
+pub fn section(name: &str) -> &'static [FieldSpec] {
+    builtin().sections.get(name).map_or(&[], Vec::as_slice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builtin_config_loads() {
+        assert_eq!(section("namePrefix").len(), 1);
+        assert!(section("commonLabels").len() > 20);
+        assert!(
+            builtin()
+                .name_refs
+                .iter()
+                .any(|r| r.kind == "ServiceAccount")
+        );
     }
-    v.push(FieldSpec::grouped(
-        "batch",
-        "Job",
-        "spec/template/metadata/annotations",
-        true,
-    ));
-    v.push(FieldSpec::grouped(
-        "batch",
-        "CronJob",
-        "spec/jobTemplate/metadata/annotations",
-        true,
-    ));
-    v.push(FieldSpec::grouped(
-        "batch",
-        "CronJob",
-        "spec/jobTemplate/spec/template/metadata/annotations",
-        true,
-    ));
-    v
+
+    #[test]
+    fn escaped_slashes_stay_in_one_segment() {
+        assert_eq!(
+            split_path(r"metadata/annotations/nginx.ingress.kubernetes.io\/auth-secret"),
+            vec![
+                "metadata",
+                "annotations",
+                "nginx.ingress.kubernetes.io/auth-secret"
+            ]
+        );
+    }
+
+    #[test]
+    fn walks_and_creates_like_kustomize() {
+        let fs = FieldSpec {
+            group: String::new(),
+            version: String::new(),
+            kind: String::new(),
+            path: split_path("spec/template/metadata/labels"),
+            create: true,
+        };
+        let mut obj = json!({"spec": {}});
+        fs.apply(&mut obj, CreateKind::Map, &mut |v| {
+            v.as_object_mut().unwrap().insert("a".into(), json!("b"));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            obj,
+            json!({"spec": {"template": {"metadata": {"labels": {"a": "b"}}}}})
+        );
+        let mut scalar = json!({"spec": "x"});
+        assert!(
+            fs.apply(&mut scalar, CreateKind::Map, &mut |_| Ok(()))
+                .is_err()
+        );
+    }
 }

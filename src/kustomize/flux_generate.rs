@@ -14,14 +14,15 @@
 //!
 //! kustomize then builds that kustomization, so these fields take effect in kustomize's own order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::BuildError;
-use super::load;
+use super::fsroot::{Entry, Fs, Listed};
+use super::load::{self, Parsed};
 
 /// The fields of a `kustomize.toolkit.fluxcd.io/v1` Kustomization that kustomize-controller
 /// writes into the kustomization it builds. `None` is a field the object does not set: Flux
@@ -125,19 +126,18 @@ pub struct Generated {
 /// What kustomize-controller writes into `dir` for a Flux Kustomization with `fields`.
 /// Files parsed while generating are stored in `parsed` so the build reads them once.
 pub fn kustomization(
-    root: &Path,
+    fs: &Fs,
     dir: &Path,
     fields: &FluxFields,
-    parsed: &mut HashMap<PathBuf, Vec<Value>>,
+    parsed: &mut Parsed,
 ) -> Result<Generated, BuildError> {
-    let (file, original, existed) = match load::find_kustomization(dir) {
+    let (file, original, existed) = match fs.kustomization_file(dir)? {
         Some(f) => {
-            let text = load::read_to_string(root, &f)?;
-            let v = load::parse_one(&load::rel(root, &f), &text)?;
+            let v = load::parse_kustomization(&fs.rel(&f), &fs.read_text(&f)?)?;
             (f, v, true)
         }
         None => {
-            let resources = resources(root, dir, parsed)?;
+            let resources = resources(fs, dir, parsed)?;
             let mut v = json!({
                 "apiVersion": "kustomize.config.k8s.io/v1beta1",
                 "kind": "Kustomization",
@@ -151,7 +151,7 @@ pub fn kustomization(
             (dir.join("kustomization.yaml"), v, false)
         }
     };
-    let rel = load::rel(root, &file);
+    let rel = fs.rel(&file);
     let Value::Object(mut k) = original.clone() else {
         return Err(BuildError::Invalid {
             file: rel,
@@ -159,6 +159,19 @@ pub fn kustomization(
         });
     };
     if fields.round_trip {
+        // encoding/json matches field names whatever their case; rather than guess which of
+        // two spellings wins, such a key is not built natively.
+        if let Some(key) = k.keys().find(|key| {
+            !KUSTOMIZATION_FIELDS.contains(&key.as_str())
+                && KUSTOMIZATION_FIELDS
+                    .iter()
+                    .any(|f| f.eq_ignore_ascii_case(key))
+        }) {
+            return Err(BuildError::Unsupported {
+                file: rel,
+                field: format!("{key} (Flux reads it as a field of another case)"),
+            });
+        }
         k.retain(|key, _| KUSTOMIZATION_FIELDS.contains(&key.as_str()));
         let no_resources = k
             .get("resources")
@@ -169,7 +182,7 @@ pub fn kustomization(
             k.insert("buildMetadata".into(), json!(["originAnnotations"]));
         }
     }
-    apply(&mut k, dir, fields, &rel)?;
+    apply(fs, &mut k, dir, fields, &rel)?;
     let value = Value::Object(k);
     let changed = !existed || value != original;
     Ok(Generated {
@@ -181,6 +194,7 @@ pub fn kustomization(
 
 /// Writes `fields` into the kustomization `k` (at `dir`, shown as `file`) as the generator does.
 fn apply(
+    fs: &Fs,
     k: &mut Map<String, Value>,
     dir: &Path,
     fields: &FluxFields,
@@ -222,7 +236,7 @@ fn apply(
                 message: format!("component path '{component}' must be local and relative"),
             });
         }
-        if fields.ignore_missing_components && !dir.join(component).exists() {
+        if fields.ignore_missing_components && !exists(fs, dir, component, file)? {
             continue;
         }
         push(k, "components", json!(component), file)?;
@@ -297,7 +311,7 @@ fn merge_image(
 }
 
 /// fluxcd/pkg `IsLocalRelativePath`: no remote prefix, not absolute.
-fn is_local_relative_path(path: &str) -> bool {
+pub fn is_local_relative_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let remote = [
         "git::",
@@ -316,65 +330,66 @@ fn is_local_relative_path(path: &str) -> bool {
     !remote && !absolute
 }
 
-/// Resource entries (relative to `dir`) of the generated kustomization.
-/// Files parsed while validating are stored in `parsed` so the build reads them once.
-pub fn resources(
-    root: &Path,
-    dir: &Path,
-    parsed: &mut HashMap<PathBuf, Vec<Value>>,
-) -> Result<Vec<String>, BuildError> {
+/// Whether Flux's artifact has `component` (relative to `dir`): outside the root or through
+/// a link, cellgen refuses rather than let Flux skip it.
+pub fn exists(fs: &Fs, dir: &Path, component: &str, file: &Path) -> Result<bool, BuildError> {
+    let abs = fs.resolve(dir, component, file)?;
+    Ok(match fs.entry(&abs, file, component) {
+        Ok(Entry::Missing) | Err(BuildError::Ignored { .. }) => false,
+        // A directory is in the artifact unless it is excluded and holds nothing included; its
+        // kustomization file stands for what it holds.
+        Ok(Entry::Dir) => {
+            fs.ignored(&abs, true).is_none() || fs.kustomization_file(&abs)?.is_some()
+        }
+        Ok(Entry::File) => true,
+        Err(e) => return Err(e),
+    })
+}
+
+/// Resource entries (`./` and the path relative to `dir`) of the kustomization Flux generates
+/// for a directory without one (fluxcd/pkg `scanManifests`): every .yaml/.yml file below it in
+/// walk order, each of which must decode as Kubernetes objects, and every sub-directory with a
+/// kustomization file of its own (not descended into). Files parsed while validating are
+/// stored in `parsed` so the build reads them once.
+pub fn resources(fs: &Fs, dir: &Path, parsed: &mut Parsed) -> Result<Vec<String>, BuildError> {
     let mut out = Vec::new();
-    walk(root, dir, dir, &mut out, parsed)?;
+    let file = fs.rel(&dir.join("kustomization.yaml"));
+    walk(fs, dir, dir, &file, &mut out, parsed)?;
     Ok(out)
 }
 
 fn walk(
-    root: &Path,
+    fs: &Fs,
     base: &Path,
     dir: &Path,
+    file: &Path,
     out: &mut Vec<String>,
-    parsed: &mut HashMap<PathBuf, Vec<Value>>,
+    parsed: &mut Parsed,
 ) -> Result<(), BuildError> {
-    let io = |source| BuildError::Io {
-        path: load::rel(root, dir),
-        source,
+    let entry = |path: &Path| {
+        let rel = path.strip_prefix(base).unwrap_or(path);
+        format!("./{}", rel.to_string_lossy())
     };
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(io)?;
-    // Go's filepath.Walk visits entries in lexical byte order.
-    entries.sort();
-    for path in entries {
-        let rel = path
-            .strip_prefix(base)
-            .unwrap_or(&path)
-            .to_string_lossy()
-            .into_owned();
-        // Like filepath.Walk, symlinked directories are not descended into.
-        let real_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
-        if real_dir {
-            if path.file_name().is_some_and(|n| n == ".git") {
-                continue;
+    for listed in fs.list_dir(dir, file)? {
+        match listed {
+            Listed::Dir(path) => {
+                if fs.kustomization_file(&path)?.is_some() {
+                    out.push(entry(&path));
+                } else {
+                    walk(fs, base, &path, file, out, parsed)?;
+                }
             }
-            if load::find_kustomization(&path).is_some() {
-                out.push(rel);
-            } else {
-                walk(root, base, &path, out, parsed)?;
+            Listed::File(path) => {
+                let name = path.file_name().unwrap_or_default().as_encoded_bytes();
+                if !(name.ends_with(b".yaml") || name.ends_with(b".yml")) {
+                    continue;
+                }
+                // Flux refuses the whole directory when one YAML file is not Kubernetes objects.
+                let objects = load::parse_objects_marked(&fs.rel(&path), &fs.read_text(&path)?)?;
+                out.push(entry(&path));
+                parsed.insert(path, objects);
             }
-            continue;
         }
-        let is_yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
-        if !is_yaml {
-            continue;
-        }
-        // Flux refuses the whole directory when one YAML file is not Kubernetes objects.
-        let file = load::rel(root, &path);
-        let text = load::read_to_string(root, &path)?;
-        let objects = load::parse_objects(&file, &text)?;
-        parsed.insert(path, objects);
-        out.push(rel);
     }
     Ok(())
 }

@@ -7,8 +7,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::BuildError;
+use super::fsroot::{Entry, Fs};
 use super::kustomization::{Generator, GeneratorOptions};
-use super::load;
 use super::resid::Res;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub enum GenKind {
 
 /// Where a generator's inputs live, for reading files and naming errors.
 pub struct GenCtx<'a> {
-    pub root: &'a Path,
+    pub fs: &'a Fs,
     pub dir: &'a Path,
     pub file: &'a Path,
 }
@@ -31,68 +31,121 @@ impl GenCtx<'_> {
             message,
         }
     }
+
+    fn expect_file(&self, abs: &Path, entry: &str) -> Result<(), BuildError> {
+        match self.fs.entry(abs, self.file, entry)? {
+            Entry::File => Ok(()),
+            Entry::Dir => Err(self.invalid(format!("`{entry}` is a directory, not a file"))),
+            Entry::Missing => Err(BuildError::MissingResource {
+                file: self.file.to_path_buf(),
+                entry: entry.to_string(),
+            }),
+        }
+    }
 }
 
-fn strip_quotes(v: &str) -> &str {
-    for q in ['"', '\''] {
-        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
-            return &v[1..v.len() - 1];
-        }
+/// kv.removeQuotes: strips one pair of matching surrounding quotes.
+fn remove_quotes(v: &str) -> &str {
+    let b = v.as_bytes();
+    if b.len() < 2 || b[0] != b[b.len() - 1] {
+        return v;
+    }
+    if b[0] == b'"' || b[0] == b'\'' {
+        return &v[1..v.len() - 1];
     }
     v
 }
 
-/// KEY=VALUE lines; kustomize trims leading space, skips blanks and `#` comments,
-/// and keeps values verbatim (quotes included).
-fn parse_env(ctx: &GenCtx, text: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), BuildError> {
-    for (i, line) in text.trim_start_matches('\u{feff}').lines().enumerate() {
+/// kv.keyValuesFromLines: KEY=VALUE lines (bufio.Scanner lines, a trailing CR dropped);
+/// leading white space trimmed, blanks and `#` comments skipped, a line without `=` is a
+/// key with an empty value, values kept verbatim.
+fn parse_env(
+    ctx: &GenCtx,
+    text: &[u8],
+    out: &mut Vec<(String, Vec<u8>)>,
+) -> Result<(), BuildError> {
+    let mut lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    if lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    for (i, line) in lines.into_iter().enumerate() {
+        // bufio.Scanner stops silently at a line over 64 KiB; kustomize does not check.
+        if line.len() >= 64 * 1024 {
+            return Err(BuildError::Unsupported {
+                file: ctx.file.to_path_buf(),
+                field: format!("env file line {} longer than 64 KiB", i + 1),
+            });
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(mut line) = std::str::from_utf8(line) else {
+            return Err(ctx.invalid(format!("env file line {} has invalid utf8 bytes", i + 1)));
+        };
+        if i == 0 {
+            line = line.trim_start_matches('\u{feff}');
+        }
         let line = line.trim_start();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        match line.split_once('=') {
-            Some((k, v)) => out.push((k.to_string(), v.as_bytes().to_vec())),
-            // kustomize would read the variable from its own environment, which
-            // makes the output machine-dependent; refuse instead.
-            None => {
-                return Err(BuildError::Unsupported {
-                    file: ctx.file.to_path_buf(),
-                    field: format!(
-                        "env file line {} without `=` (value from environment)",
-                        i + 1
-                    ),
-                });
-            }
-        }
+        let (k, v) = line.split_once('=').unwrap_or((line, ""));
+        out.push((k.to_string(), v.as_bytes().to_vec()));
     }
     Ok(())
 }
 
+/// generators.ParseFileSource: `path` (key = its base name) or `key=path`.
+fn parse_file_source<'a>(ctx: &GenCtx, source: &'a str) -> Result<(String, &'a str), BuildError> {
+    match source.matches('=').count() {
+        0 => {
+            let trimmed = source.trim_end_matches('/');
+            let base = match trimmed.rsplit_once('/') {
+                Some((_, b)) => b,
+                None if trimmed.is_empty() && !source.is_empty() => "/",
+                None => trimmed,
+            };
+            let base = if base.is_empty() { "." } else { base };
+            Ok((base.to_string(), source))
+        }
+        1 if source.starts_with('=') => Err(ctx.invalid(format!(
+            "missing key name for file path {:?} in source {source:?}",
+            &source[1..]
+        ))),
+        1 if source.ends_with('=') => Err(ctx.invalid(format!(
+            "missing file path for key name {:?} in source {source:?}",
+            &source[..source.len() - 1]
+        ))),
+        1 => {
+            let (k, p) = source.split_once('=').expect("one =");
+            Ok((k.to_string(), p))
+        }
+        _ => Err(ctx.invalid(format!(
+            "source {source:?} key name or file path contains '='"
+        ))),
+    }
+}
+
+/// kv.Load: env files, then literals, then files.
 fn collect(ctx: &GenCtx, g: &Generator) -> Result<Vec<(String, Vec<u8>)>, BuildError> {
     let mut kv = Vec::new();
     for envs in g.envs.iter().chain(g.env.iter()) {
-        let abs = load::normalize(&ctx.dir.join(envs));
-        parse_env(ctx, &load::read_to_string(ctx.root, &abs)?, &mut kv)?;
+        let abs = ctx.fs.resolve(ctx.dir, envs, ctx.file)?;
+        ctx.expect_file(&abs, envs)?;
+        parse_env(ctx, &ctx.fs.read_bytes(&abs)?, &mut kv)?;
     }
     for lit in &g.literals {
         let (k, v) = lit
             .split_once('=')
-            .ok_or_else(|| ctx.invalid(format!("literal `{lit}` is not of the form key=value")))?;
-        kv.push((k.to_string(), strip_quotes(v).as_bytes().to_vec()));
+            .filter(|(k, _)| !k.is_empty())
+            .ok_or_else(|| {
+                ctx.invalid(format!("invalid literal source {lit}, expected key=value"))
+            })?;
+        kv.push((k.to_string(), remove_quotes(v).as_bytes().to_vec()));
     }
     for f in &g.files {
-        let (key, p) = match f.split_once('=') {
-            Some((k, p)) => (k.to_string(), p),
-            None => {
-                let base = Path::new(f)
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or(f);
-                (base.to_string(), f.as_str())
-            }
-        };
-        let abs = load::normalize(&ctx.dir.join(p));
-        kv.push((key, load::read_bytes(ctx.root, &abs)?));
+        let (key, p) = parse_file_source(ctx, f)?;
+        let abs = ctx.fs.resolve(ctx.dir, p, ctx.file)?;
+        ctx.expect_file(&abs, p)?;
+        kv.push((key, ctx.fs.read_bytes(&abs)?));
     }
     Ok(kv)
 }
@@ -135,26 +188,42 @@ pub fn generate(
     global: &Option<GeneratorOptions>,
 ) -> Result<Res, BuildError> {
     if g.name.is_empty() {
-        return Err(ctx.invalid("generator without a name".into()));
+        return Err(ctx.invalid(format!(
+            "a {} must have a name",
+            if kind == GenKind::ConfigMap {
+                "configmap"
+            } else {
+                "secret"
+            }
+        )));
     }
     let opts = merged_options(&g.options, global);
     let mut data = Map::new();
     let mut binary = Map::new();
     for (k, bytes) in collect(ctx, g)? {
         if data.contains_key(&k) || binary.contains_key(&k) {
-            return Err(ctx.invalid(format!("generator `{}` has duplicate key `{k}`", g.name)));
+            return Err(ctx.invalid(format!(
+                "configmap {} illegally repeats the key `{k}`",
+                g.name
+            )));
         }
+        // kyaml: ConfigMap text in data, anything else base64 in binaryData; a Secret's
+        // data is always base64. Base64 is wrapped at 70 columns, each line ending in \n.
         match (kind, String::from_utf8(bytes)) {
             (GenKind::ConfigMap, Ok(s)) => data.insert(k, Value::String(s)),
-            (GenKind::ConfigMap, Err(e)) => binary.insert(k, Value::String(base64(e.as_bytes()))),
-            (GenKind::Secret, Ok(s)) => data.insert(k, Value::String(base64(s.as_bytes()))),
-            (GenKind::Secret, Err(e)) => data.insert(k, Value::String(base64(e.as_bytes()))),
+            (GenKind::ConfigMap, Err(e)) => {
+                binary.insert(k, Value::String(base64_wrapped(e.as_bytes())))
+            }
+            (GenKind::Secret, Ok(s)) => data.insert(k, Value::String(base64_wrapped(s.as_bytes()))),
+            (GenKind::Secret, Err(e)) => {
+                data.insert(k, Value::String(base64_wrapped(e.as_bytes())))
+            }
         };
     }
     let mut meta = Map::new();
     meta.insert("name".into(), Value::String(g.name.clone()));
-    if let Some(ns) = &g.namespace {
-        meta.insert("namespace".into(), Value::String(ns.clone()));
+    if let Some(ns) = g.namespace.as_deref().filter(|n| !n.is_empty()) {
+        meta.insert("namespace".into(), Value::String(ns.to_string()));
     }
     if !opts.labels.is_empty() {
         meta.insert("labels".into(), string_map(&opts.labels));
@@ -165,11 +234,12 @@ pub fn generate(
     let mut obj = match kind {
         GenKind::ConfigMap => json!({"apiVersion": "v1", "kind": "ConfigMap"}),
         GenKind::Secret => json!({"apiVersion": "v1", "kind": "Secret",
-            "type": g.type_.clone().unwrap_or_else(|| "Opaque".into())}),
+            "type": g.type_.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| "Opaque".into())}),
     };
     let m = obj.as_object_mut().expect("literal object");
     m.insert("metadata".into(), Value::Object(meta));
-    if !data.is_empty() {
+    // A Secret's data mapping is created even when empty (LoadMapIntoSecretData).
+    if !data.is_empty() || kind == GenKind::Secret {
         m.insert("data".into(), Value::Object(data));
     }
     if !binary.is_empty() {
@@ -180,38 +250,78 @@ pub fn generate(
     }
     let mut r = Res::new(obj, ctx.file.to_path_buf());
     r.needs_hash = opts.disable_name_suffix_hash != Some(true);
+    r.behavior = Some(g.behavior.clone().unwrap_or_default());
     Ok(r)
 }
 
-/// `behavior: merge` / `replace`: folds a generated object into an existing one.
-pub fn merge_into(existing: &mut Res, new: Res, replace: bool) {
-    let (eo, no) = (&mut existing.obj, new.obj);
-    for field in ["data", "binaryData"] {
-        let incoming = no.get(field).cloned();
-        let Some(em) = eo.as_object_mut() else { return };
-        if replace {
-            em.remove(field);
+/// A string map of a ConfigMap/Secret field, as kyaml's GetDataMap reads it.
+fn string_entries(obj: &Value, field: &str) -> Result<Map<String, Value>, String> {
+    match obj.get(field) {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(m)) => {
+            if let Some((k, _)) = m.iter().find(|(_, v)| !v.is_string()) {
+                return Err(format!("{field}.{k} is not a string"));
+            }
+            Ok(m.clone())
         }
-        if let Some(Value::Object(nm)) = incoming {
-            let target = em.entry(field).or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(tm) = target {
-                tm.extend(nm);
+        Some(_) => Err(format!("{field} is not a mapping")),
+    }
+}
+
+fn merge_meta(old: &Value, new: &mut Value, field: &str) -> Result<(), String> {
+    let mut merged = match old.get("metadata").and_then(|m| m.get(field)) {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    if let Some(Value::Object(m)) = new.get("metadata").and_then(|m| m.get(field)) {
+        merged.extend(m.clone());
+    }
+    let meta = super::resid::metadata_mut(new);
+    if merged.is_empty() {
+        meta.remove(field);
+    } else {
+        meta.insert(field.into(), Value::Object(merged));
+    }
+    Ok(())
+}
+
+/// `behavior: merge` / `replace` (resWrangler.appendReplaceOrMerge): the generated object
+/// takes the old one's place, with the old labels and annotations under its own, the old
+/// name, namespace and build history, and for merge the old data under its own.
+pub fn merge_into(existing: &mut Res, mut new: Res, replace: bool) -> Result<(), String> {
+    let old = &existing.obj;
+    merge_meta(old, &mut new.obj, "labels")?;
+    merge_meta(old, &mut new.obj, "annotations")?;
+    if !replace {
+        for field in ["data", "binaryData"] {
+            let mut merged = string_entries(old, field)?;
+            merged.extend(string_entries(&new.obj, field)?);
+            let m = new
+                .obj
+                .as_object_mut()
+                .expect("generated objects are mappings");
+            m.remove(field);
+            if !merged.is_empty() {
+                m.insert(field.into(), Value::Object(merged));
             }
         }
     }
-    for field in ["labels", "annotations"] {
-        if let Some(Value::Object(nm)) = no.get("metadata").and_then(|m| m.get(field)) {
-            let meta = super::resid::metadata_mut(eo);
-            let target = meta
-                .entry(field)
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(tm) = target {
-                tm.extend(nm.clone());
-            }
-        }
+    let (name, ns) = (
+        existing.name().to_string(),
+        existing.namespace().to_string(),
+    );
+    let meta = super::resid::metadata_mut(&mut new.obj);
+    meta.insert("name".into(), Value::String(name));
+    if ns.is_empty() {
+        meta.remove("namespace");
+    } else {
+        meta.insert("namespace".into(), Value::String(ns));
     }
+    existing.obj = new.obj;
     existing.needs_hash = new.needs_hash;
     existing.origin = new.origin;
+    existing.behavior = None;
+    Ok(())
 }
 
 /// Mirrors Go's json.Marshal escaping so the hash input is byte-identical.
@@ -263,6 +373,22 @@ pub fn hash(obj: &Value) -> String {
             c => c,
         })
         .collect()
+}
+
+/// kyaml's encodeBase64: standard base64, cut into 70-column lines each ending in a newline
+/// once it is 70 characters or longer.
+pub fn base64_wrapped(bytes: &[u8]) -> String {
+    const LINE: usize = 70;
+    let enc = base64(bytes);
+    if enc.len() < LINE {
+        return enc;
+    }
+    let mut out = String::with_capacity(enc.len() + enc.len() / LINE + 1);
+    for chunk in enc.as_bytes().chunks(LINE) {
+        out.push_str(std::str::from_utf8(chunk).expect("base64 is ASCII"));
+        out.push('\n');
+    }
+    out
 }
 
 pub fn base64(bytes: &[u8]) -> String {

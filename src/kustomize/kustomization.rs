@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::BuildError;
+use super::replacements::Replacement;
 
 const TOP_FIELDS: &[&str] = &[
     "apiVersion",
@@ -32,6 +33,7 @@ const TOP_FIELDS: &[&str] = &[
     "generatorOptions",
     "replicas",
     "configurations",
+    "replacements",
 ];
 
 #[derive(Debug, Default, Deserialize)]
@@ -57,6 +59,69 @@ pub struct Kustomization {
     pub generator_options: Option<GeneratorOptions>,
     pub replicas: Vec<Replica>,
     pub configurations: Vec<String>,
+    pub replacements: Vec<ReplacementField>,
+    /// Whether the file is empty as Go's reflect.DeepEqual sees it (kustomize's CheckEmpty).
+    #[serde(skip)]
+    pub raw_empty: bool,
+}
+
+/// Go's zero value, as the decoded field would hold it: absent/null, "", false, 0; a
+/// `[]` or `{}` is a non-nil slice or map, so not zero (except `bases`, which kustomize
+/// folds into `resources`).
+fn is_zero(key: &str, v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Array(a) => a.is_empty() && key == "bases",
+        Value::Object(m) => {
+            key == "metadata"
+                && m.iter()
+                    .all(|(k, v)| !v.is_array() && !v.is_object() && is_zero(k, v))
+        }
+    }
+}
+
+fn strip_nulls(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            m.values_mut().for_each(strip_nulls);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_nulls),
+        _ => {}
+    }
+}
+
+/// A `replacements` entry: inline, or a file of replacements (`path`).
+#[derive(Debug, Default, Clone)]
+pub struct ReplacementField {
+    pub path: Option<String>,
+    pub inline: Replacement,
+}
+
+impl<'de> Deserialize<'de> for ReplacementField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            #[serde(default)]
+            path: Option<String>,
+            #[serde(default)]
+            source: Option<super::replacements::Source>,
+            #[serde(default)]
+            targets: Option<Vec<super::replacements::Target>>,
+        }
+        let raw = Raw::deserialize(d)?;
+        Ok(ReplacementField {
+            path: raw.path,
+            inline: Replacement {
+                source: raw.source,
+                targets: raw.targets,
+            },
+        })
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -73,6 +138,8 @@ pub struct Patch {
     pub path: Option<String>,
     pub patch: Option<String>,
     pub target: Option<Selector>,
+    /// `allowNameChange` / `allowKindChange` (patches only).
+    pub options: BTreeMap<String, bool>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -191,7 +258,24 @@ impl Kustomization {
         }
         check_keys(file, "", &v, TOP_FIELDS)?;
         for field in ["patches", "patchesJson6902"] {
-            check_each(file, &v, field, &["path", "patch", "target"])?;
+            let allowed: &[&str] = if field == "patches" {
+                &["path", "patch", "target", "options"]
+            } else {
+                &["path", "patch", "target"]
+            };
+            check_each(file, &v, field, allowed)?;
+            if let Some(Value::Array(items)) = v.get(field) {
+                for item in items {
+                    if let Some(o) = item.get("options") {
+                        check_keys(
+                            file,
+                            "patches[].options.",
+                            o,
+                            &["allowNameChange", "allowKindChange"],
+                        )?;
+                    }
+                }
+            }
             if let Some(Value::Array(items)) = v.get(field) {
                 for item in items {
                     if let Some(t) = item.get("target") {
@@ -246,10 +330,52 @@ impl Kustomization {
                 });
             }
         }
-        typed(file, v)
+        // encoding/json leaves a field at its zero value for a null.
+        let mut v = v;
+        strip_nulls(&mut v);
+        let raw_empty = v.as_object().is_some_and(|m| {
+            m.iter()
+                .all(|(k, val)| k == "apiVersion" || k == "kind" || is_zero(k, val))
+        });
+        let mut k: Kustomization = typed(file, v)?;
+        k.raw_empty = raw_empty;
+        Ok(k)
     }
 
     pub fn is_component(&self) -> bool {
         self.kind.as_deref() == Some("Component")
+    }
+
+    /// kustomize's EnforceFields (after FixKustomization's defaults) and CheckEmpty.
+    pub fn enforce_fields(&self, file: &Path) -> Result<(), BuildError> {
+        let invalid = |message: String| BuildError::Invalid {
+            file: file.to_path_buf(),
+            message,
+        };
+        let kind = self.kind.as_deref().unwrap_or("");
+        if !kind.is_empty() && kind != "Kustomization" && kind != "Component" {
+            return Err(invalid("kind should be Kustomization or Component".into()));
+        }
+        let required = if kind == "Component" {
+            "kustomize.config.k8s.io/v1alpha1"
+        } else {
+            "kustomize.config.k8s.io/v1beta1"
+        };
+        let av = self.api_version.as_deref().unwrap_or("");
+        if !av.is_empty() && av != required {
+            let kind = if kind.is_empty() {
+                "Kustomization"
+            } else {
+                kind
+            };
+            return Err(invalid(format!(
+                "apiVersion for {kind} should be {required}"
+            )));
+        }
+        let empty = self.raw_empty;
+        if empty {
+            return Err(invalid("kustomization.yaml is empty".into()));
+        }
+        Ok(())
     }
 }

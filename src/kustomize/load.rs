@@ -1,150 +1,200 @@
-//! Reading files and parsing (multi-document) YAML into JSON values.
+//! Reading files and turning them into JSON values the way kustomize does (see `yaml`).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::BuildError;
+use super::yaml::{self, JsonPath, LoadError, Seg};
+
+/// Parsed resource files by absolute path: each object with where it holds nulls written
+/// without text (see yaml::KDoc::to_json_marked).
+pub type Parsed = std::collections::HashMap<PathBuf, Vec<(Value, Vec<JsonPath>)>>;
 
 /// File names kustomize recognises, in its lookup order.
 pub const KUSTOMIZATION_FILES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
-/// Paths are resolved lexically (like kustomize) so `..` works through symlinks-free repos
-/// and we never leave the repo root.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
+/// A loading error, attributed to `file`.
+pub fn load_error(file: &Path, e: LoadError) -> BuildError {
+    match e {
+        LoadError::Yaml { line, message } => BuildError::Yaml {
+            file: file.to_path_buf(),
+            line: Some(line),
+            message,
+        },
+        LoadError::Fails(message) => BuildError::Invalid {
+            file: file.to_path_buf(),
+            message,
+        },
+        LoadError::Unsupported(field) => BuildError::Unsupported {
+            file: file.to_path_buf(),
+            field,
+        },
+        LoadError::Refused { line, message } => BuildError::Refused {
+            file: file.to_path_buf(),
+            line,
+            message,
+        },
     }
-    out
 }
 
-/// Repo-relative form of an absolute path, for messages and origins.
-pub fn rel(root: &Path, abs: &Path) -> PathBuf {
-    abs.strip_prefix(root)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| abs.to_path_buf())
+/// A kustomization (or configuration) file, as sigs.k8s.io/yaml reads it: the first
+/// document, go-yaml v2 rules. An empty file is an empty mapping.
+pub fn parse_kustomization(file: &Path, text: &str) -> Result<Value, BuildError> {
+    Ok(yaml::yaml_to_json(text)
+        .map_err(|e| load_error(file, e))?
+        .unwrap_or_else(|| Value::Object(Default::default())))
 }
 
-pub fn read_to_string(root: &Path, abs: &Path) -> Result<String, BuildError> {
-    std::fs::read_to_string(abs).map_err(|source| BuildError::Io {
-        path: rel(root, abs),
-        source,
-    })
-}
-
-pub fn read_bytes(root: &Path, abs: &Path) -> Result<Vec<u8>, BuildError> {
-    std::fs::read(abs).map_err(|source| BuildError::Io {
-        path: rel(root, abs),
-        source,
-    })
-}
-
-/// The kustomization file in `dir`, if any.
-pub fn find_kustomization(dir: &Path) -> Option<PathBuf> {
-    KUSTOMIZATION_FILES
-        .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-}
-
-fn yaml_error(file: &Path, e: &yaml_serde::Error) -> BuildError {
-    BuildError::Yaml {
+fn not_k8s(file: &Path, message: String) -> BuildError {
+    BuildError::NotKubernetes {
         file: file.to_path_buf(),
-        line: e.location().map(|l| l.line()),
-        message: e.to_string(),
+        message,
     }
 }
 
-/// Every non-empty document of a YAML stream.
-pub fn parse_docs(file: &Path, text: &str) -> Result<Vec<Value>, BuildError> {
-    // libyaml is quadratic in bracket nesting: a deep file is refused before parsing.
-    if let Err(e) = crate::edit::depth::check_yaml(text) {
-        return Err(BuildError::Yaml {
-            file: file.to_path_buf(),
-            line: Some(e.line),
-            message: e.to_string(),
-        });
-    }
-    let mut docs = Vec::new();
-    for de in yaml_serde::Deserializer::from_str(text) {
-        let v = Value::deserialize(de).map_err(|e| yaml_error(file, &e))?;
-        if !v.is_null() {
-            docs.push(v);
+fn str_field<'a>(file: &Path, obj: &'a Value, path: &[&str]) -> Result<&'a str, BuildError> {
+    let mut cur = obj;
+    for seg in path {
+        match cur.get(seg) {
+            Some(next) => cur = next,
+            None => return Ok(""),
         }
     }
-    Ok(docs)
-}
-
-/// Parses a single YAML document (kustomization files).
-pub fn parse_one(file: &Path, text: &str) -> Result<Value, BuildError> {
-    let mut docs = parse_docs(file, text)?;
-    match docs.len() {
-        0 => Ok(Value::Object(Default::default())),
-        1 => Ok(docs.remove(0)),
-        _ => Err(BuildError::Invalid {
+    match cur {
+        Value::Null => Ok(""),
+        Value::String(s) => Ok(s),
+        other => Err(BuildError::Unsupported {
             file: file.to_path_buf(),
-            message: "expected a single YAML document".into(),
+            field: format!("{} `{other}` that is not a string", path.join(".")),
         }),
     }
 }
 
-/// Kubernetes objects of a resource file: `List` kinds are expanded, and every
-/// object must have apiVersion, kind and metadata.name like kustomize requires.
+/// kyaml's GetValidatedMetadata: a kind, and a name unless the kind is a list.
+fn validate(file: &Path, obj: &Value) -> Result<(), BuildError> {
+    if !obj.is_object() {
+        return Err(not_k8s(
+            file,
+            "missing Resource metadata (not a mapping)".into(),
+        ));
+    }
+    str_field(file, obj, &["apiVersion"])?;
+    str_field(file, obj, &["metadata", "namespace"])?;
+    let kind = str_field(file, obj, &["kind"])?;
+    let name = str_field(file, obj, &["metadata", "name"])?;
+    if kind.is_empty() {
+        return Err(not_k8s(file, "missing kind in object".into()));
+    }
+    if name.is_empty() && !kind.ends_with("List") {
+        return Err(not_k8s(
+            file,
+            format!("missing metadata.name in {kind} object"),
+        ));
+    }
+    Ok(())
+}
+
+/// Kubernetes objects of a resource or strategic-merge patch file, as kustomize's resource
+/// factory reads them (`RNodesFromBytes`): kio unwraps a lone `List`/`ResourceList`; any
+/// other kind ending in `List` with `items` is replaced by its items (decoded without
+/// re-emission, appended after the file's other objects), and every object needs a kind
+/// and a name.
 pub fn parse_objects(file: &Path, text: &str) -> Result<Vec<Value>, BuildError> {
-    let mut out = Vec::new();
-    for doc in parse_docs(file, text)? {
-        let is_list = doc
-            .get("kind")
-            .and_then(Value::as_str)
-            .is_some_and(|k| k.ends_with("List"))
-            && doc.get("items").is_some_and(Value::is_array);
-        if is_list {
-            if let Some(Value::Array(items)) = doc.get("items") {
-                for item in items {
-                    out.push(check_object(file, item.clone())?);
+    Ok(parse_objects_marked(file, text)?
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect())
+}
+
+/// `parse_objects`, with where each object holds nulls written without text (see
+/// yaml::KDoc::to_json_marked).
+pub fn parse_objects_marked(
+    file: &Path,
+    text: &str,
+) -> Result<Vec<(Value, Vec<JsonPath>)>, BuildError> {
+    let err = |e| load_error(file, e);
+    let docs = yaml::kio_documents(text).map_err(err)?;
+    let mut queue: std::collections::VecDeque<(Value, Vec<JsonPath>)> = Default::default();
+    for doc in &docs {
+        let (v, marks) = doc.to_json_marked(true).map_err(err)?;
+        let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
+        let unwrap = doc.only_document
+            && matches!(kind, "List" | "ResourceList")
+            && (v.get("items").is_some() || v.get("functionConfig").is_some());
+        if unwrap {
+            match v.get("items") {
+                Some(Value::Array(items)) => {
+                    for (n, item) in items.iter().enumerate() {
+                        let prefix = [Seg::Key("items".into()), Seg::Index(n)];
+                        let own = marks
+                            .iter()
+                            .filter(|m| m.starts_with(&prefix))
+                            .map(|m| m[2..].to_vec())
+                            .collect();
+                        queue.push_back((item.clone(), own));
+                    }
+                }
+                None | Some(Value::Null) => {}
+                Some(_) => {
+                    return Err(BuildError::Unsupported {
+                        file: file.to_path_buf(),
+                        field: format!("{kind} whose items are not a list"),
+                    });
                 }
             }
-        } else {
-            out.push(check_object(file, doc)?);
+            continue;
         }
+        if kind.ends_with("List") && v.get("items").is_some() {
+            // kustomize decodes list items from the nodes, without go-yaml's re-emission.
+            queue.push_back((doc.to_json(false).map_err(err)?, Vec::new()));
+        } else {
+            queue.push_back((v, marks));
+        }
+    }
+    let mut out = Vec::new();
+    while let Some((v, marks)) = queue.pop_front() {
+        if v.is_null() {
+            continue;
+        }
+        let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
+        if kind.ends_with("List") && v.get("items").is_some() {
+            match &v["items"] {
+                Value::Null => {}
+                Value::Array(items) => queue.extend(items.iter().map(|i| (i.clone(), Vec::new()))),
+                _ => {
+                    return Err(not_k8s(file, format!("expected array in {kind}/items")));
+                }
+            }
+            continue;
+        }
+        validate(file, &v)?;
+        out.push((v, marks));
     }
     Ok(out)
 }
 
-fn check_object(file: &Path, v: Value) -> Result<Value, BuildError> {
-    let bad = |message: String| BuildError::NotKubernetes {
-        file: file.to_path_buf(),
-        message,
-    };
-    let Some(map) = v.as_object() else {
-        return Err(bad("document is not a mapping".into()));
-    };
-    for key in ["apiVersion", "kind"] {
-        if map
-            .get(key)
-            .and_then(Value::as_str)
-            .is_none_or(|s| s.is_empty())
-        {
-            return Err(bad(format!("missing Resource metadata (`{key}`)")));
-        }
+/// JSON 6902 operations as kustomize decodes them: JSON when the text starts with `[`,
+/// else YAML read by sigs.k8s.io/yaml.
+pub fn parse_json_patch(file: &Path, text: &str) -> Result<Value, BuildError> {
+    if text.starts_with('[') {
+        return serde_json::from_str(text).map_err(|e| BuildError::Patch {
+            file: file.to_path_buf(),
+            message: format!("invalid JSON patch: {e}"),
+        });
     }
-    let name = map
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str);
-    if name.is_none_or(str::is_empty) {
-        return Err(bad("missing metadata.name".into()));
-    }
-    Ok(v)
+    Ok(yaml::yaml_to_json(text)
+        .map_err(|e| load_error(file, e))?
+        .unwrap_or(Value::Null))
+}
+
+/// Every document of the YAML stream `kubectl kustomize` printed.
+pub fn parse_output(source: &Path, text: &str) -> Result<Vec<Value>, BuildError> {
+    let err = |e| load_error(source, e);
+    yaml::kio_documents(text)
+        .map_err(err)?
+        .iter()
+        .map(|d| d.to_json(false).map_err(err))
+        .collect()
 }

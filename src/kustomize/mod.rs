@@ -22,9 +22,11 @@
 //! Every fixture under tests/fixtures/kustomize is checked against `kubectl
 //! kustomize` (kustomize v5.5.0).
 
+mod closure;
 mod external;
 mod fieldspec;
 mod flux_generate;
+mod fsroot;
 mod generators;
 mod kustomization;
 mod load;
@@ -34,13 +36,22 @@ mod order;
 mod patch_json6902;
 mod patch_smp;
 mod patches;
+mod replacements;
 mod resid;
 mod select;
+mod smp_schema;
+mod sourceignore;
 mod transform;
+pub mod yaml;
+
+/// How deep kustomizations may nest (resources and components): deeper chains are refused
+/// with an error rather than risking the stack.
+pub const MAX_NESTING: usize = 100;
 
 use std::path::{Path, PathBuf};
 
 pub use flux_generate::{FluxFields, FluxImage, FluxPatch};
+use fsroot::Fs;
 
 /// One rendered Kubernetes object.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +94,13 @@ pub enum BuildError {
     },
     #[error("{file}: {message}", file = .file.display())]
     Invalid { file: PathBuf, message: String },
+    /// YAML cellgen refuses to parse (`crate::yaml_depth`).
+    #[error("{file}:{line}: {message}", file = .file.display())]
+    Refused {
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
     #[error("{file}: failed to decode Kubernetes YAML: {message}", file = .file.display())]
     NotKubernetes { file: PathBuf, message: String },
     #[error("{file}: resource `{entry}` does not exist", file = .file.display())]
@@ -97,40 +115,154 @@ pub enum BuildError {
     Patch { file: PathBuf, message: String },
     #[error("`{command}` failed: {stderr}")]
     External { command: String, stderr: String },
+    #[error("{file}: `{entry}` cannot be read: {why}; Flux refuses any path that is not in or below the repository root", file = .file.display())]
+    OutsideRoot {
+        file: PathBuf,
+        entry: String,
+        why: String,
+    },
+    #[error("{file}: `{entry}` goes through the symbolic link {link}; Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not find it (commit the file itself)", file = .file.display(), link = .link.display())]
+    Symlink {
+        file: PathBuf,
+        entry: String,
+        link: PathBuf,
+    },
+    #[error("{file}: `{entry}` ({path}) is left out of Flux's artifact by {rule}, so Flux would not find it: change the rule or stop referring to the file", file = .file.display(), path = .path.display())]
+    Ignored {
+        file: PathBuf,
+        entry: String,
+        path: PathBuf,
+        rule: String,
+    },
+    #[error("{path} is not valid UTF-8 (first bad byte at offset {offset})", path = .path.display())]
+    NotUtf8 { path: PathBuf, offset: usize },
+    #[error("{file}: kustomizations nest more than {limit} levels deep (from {start} through {deepest}); flatten the chain", file = .file.display(), start = .start.display(), deepest = .deepest.display())]
+    TooDeep {
+        /// The kustomization listing the entry one level too deep.
+        file: PathBuf,
+        start: PathBuf,
+        deepest: PathBuf,
+        limit: usize,
+    },
 }
 
-/// Renders what kustomize-controller would build for a Kustomization with
-/// `spec.path = path` (relative to `repo_root`) and `spec.components = components`
-/// (relative to `path`), in `kubectl kustomize` output order.
+impl BuildError {
+    /// The repository file (and line) an error is about, when it names one.
+    pub fn location(&self) -> Option<(&Path, Option<usize>)> {
+        match self {
+            BuildError::Yaml { file, line, .. } => Some((file, *line)),
+            BuildError::Refused { file, line, .. } => Some((file, Some(*line))),
+            BuildError::Unsupported { file, .. }
+            | BuildError::Invalid { file, .. }
+            | BuildError::NotKubernetes { file, .. }
+            | BuildError::MissingResource { file, .. }
+            | BuildError::DuplicateId { file, .. }
+            | BuildError::Patch { file, .. }
+            | BuildError::OutsideRoot { file, .. }
+            | BuildError::Symlink { file, .. }
+            | BuildError::Ignored { file, .. } => Some((file, None)),
+            BuildError::Io { path, .. }
+            | BuildError::MissingComponent { path }
+            | BuildError::NotAComponent { path, .. }
+            | BuildError::NotUtf8 { path, .. } => Some((path, None)),
+            BuildError::TooDeep { file, .. } => Some((file, None)),
+            BuildError::External { .. } => None,
+        }
+    }
+}
+
+/// A repository as Flux's artifact has it (reads confined to the root, no symbolic links,
+/// what `.sourceignore` leaves out absent), opened once for any number of builds.
+pub struct Repo {
+    fs: Fs,
+}
+
+impl Repo {
+    pub fn open(root: &Path) -> Result<Repo, BuildError> {
+        Ok(Repo { fs: Fs::new(root)? })
+    }
+
+    /// Renders what kustomize-controller would build for a Kustomization with
+    /// `spec.path = path` and the fields it writes into the kustomization there (`flux`:
+    /// components, patches, images, name prefix/suffix, target namespace), in `kubectl
+    /// kustomize` output order.
+    pub fn build(
+        &self,
+        path: &str,
+        flux: &FluxFields,
+        mode: Mode,
+    ) -> Result<Vec<Resource>, BuildError> {
+        match mode {
+            Mode::Native => native::build(&self.fs, path, flux),
+            Mode::External => external::build(&self.fs, path, flux),
+            Mode::Auto => match native::build(&self.fs, path, flux) {
+                Err(BuildError::Unsupported { .. }) => external::build(&self.fs, path, flux),
+                other => other,
+            },
+        }
+    }
+
+    /// The raw `kustomize build` / `kubectl kustomize` output for what Flux would build at
+    /// `path` with `flux`, run on a copy of just the files it reads.
+    pub fn external_output(&self, path: &str, flux: &FluxFields) -> Result<String, BuildError> {
+        external::build_text(&self.fs, path, flux).map(|(text, _)| text)
+    }
+
+    /// Whether `entry`, a `spec.components` path of a layer whose `spec.path` is `path`,
+    /// names a Kustomize Component Flux can build: inside the repository, reached through no
+    /// symbolic link, in the artifact, with a kustomization of `kind: Component`. A missing
+    /// one is fine with `missing_ok` (`ignoreMissingComponents`).
+    /// Errors name `listed_in`, the file whose `spec.components` lists it.
+    pub fn check_component(
+        &self,
+        path: &str,
+        entry: &str,
+        missing_ok: bool,
+        listed_in: &Path,
+    ) -> Result<(), BuildError> {
+        native::check_component(&self.fs, path, entry, missing_ok, listed_in)
+    }
+}
+
+/// The raw `kustomize build` / `kubectl kustomize` output for what kustomize builds at
+/// `path` with `components` appended, run on a copy of just the files it reads (tests and
+/// benches compare the native builder with it byte for byte).
+pub fn external_output(
+    repo_root: &Path,
+    path: &str,
+    components: &[String],
+) -> Result<String, BuildError> {
+    Repo::open(repo_root)?.external_output(path, &plain(components))
+}
+
+/// The fields of [`build`]: components appended to the kustomization as written (no Flux
+/// read-and-write-back).
+fn plain(components: &[String]) -> FluxFields {
+    FluxFields {
+        components: components.to_vec(),
+        ..FluxFields::default()
+    }
+}
+
+/// What kustomize builds at `path` (relative to `repo_root`) with `components` (relative to
+/// `path`) appended to its kustomization, in `kubectl kustomize` output order; a directory
+/// without a kustomization gets the one Flux generates.
 pub fn build(
     repo_root: &Path,
     path: &str,
     components: &[String],
     mode: Mode,
 ) -> Result<Vec<Resource>, BuildError> {
-    let flux = FluxFields {
-        components: components.to_vec(),
-        ..FluxFields::default()
-    };
-    build_flux(repo_root, path, &flux, mode)
+    Repo::open(repo_root)?.build(path, &plain(components), mode)
 }
 
-/// Renders what kustomize-controller would build for a Kustomization with
-/// `spec.path = path` (relative to `repo_root`) and the other fields it writes into the
-/// kustomization there (`flux`: components, patches, images, name prefix/suffix, target
-/// namespace), in `kubectl kustomize` output order.
+/// What kustomize-controller builds for a Flux Kustomization at `path` with `flux` (see
+/// [`Repo::build`]).
 pub fn build_flux(
     repo_root: &Path,
     path: &str,
     flux: &FluxFields,
     mode: Mode,
 ) -> Result<Vec<Resource>, BuildError> {
-    match mode {
-        Mode::Native => native::build(repo_root, path, flux),
-        Mode::External => external::build(repo_root, path, flux),
-        Mode::Auto => match native::build(repo_root, path, flux) {
-            Err(BuildError::Unsupported { .. }) => external::build(repo_root, path, flux),
-            other => other,
-        },
-    }
+    Repo::open(repo_root)?.build(path, flux, mode)
 }

@@ -1,475 +1,380 @@
-//! kustomize's name-reference fix-up: after prefixes, suffixes, namespaces and
-//! generator hashes changed names, fields that refer to the old names follow.
-//! References kustomize would fix but this module does not are reported as
-//! `Unsupported` when they point at a renamed object, never left stale.
+//! kustomize's name-reference fix-up (api/internal/accumulator/namereferencetransformer.go
+//! and api/filters/nameref): after prefixes, suffixes, namespaces and generator hashes
+//! changed names, every field that refers to an object by name follows it. The fields are
+//! kustomize's built-in `nameReference` configuration plus the kustomizations'
+//! `configurations`; the choice of the referred object is kustomize's, step by step.
 
-use serde_json::Value;
+use std::path::Path;
+
+use serde_json::{Map, Value};
 
 use super::BuildError;
-use super::fieldspec::FieldSpec;
-use super::resid::{Res, is_cluster_scoped};
+use super::fieldspec::{CreateKind, FieldSpec, NameBackRef};
+use super::resid::{NOT_NAMESPACED, PrevId, Res};
 
-/// A `nameReference` entry from a kustomization's `configurations` file.
-#[derive(Debug, Clone)]
-pub struct CustomRef {
-    pub target: String,
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-    pub path: String,
-}
-
-impl CustomRef {
-    fn applies_to(&self, r: &Res) -> bool {
-        (self.kind.is_empty() || self.kind == r.kind())
-            && (self.group.is_empty() || self.group == r.group())
-            && (self.version.is_empty() || self.version == r.version())
-    }
-}
-
-struct Ref {
-    target: &'static str,
-    spec: FieldSpec,
-}
-
-/// Where each workload kind keeps its pod spec.
-const POD_SPECS: [(&str, &str); 8] = [
-    ("Pod", "spec"),
-    ("PodTemplate", "template/spec"),
-    ("Deployment", "spec/template/spec"),
-    ("ReplicaSet", "spec/template/spec"),
-    ("DaemonSet", "spec/template/spec"),
-    ("StatefulSet", "spec/template/spec"),
-    ("Job", "spec/template/spec"),
-    ("CronJob", "spec/jobTemplate/spec/template/spec"),
-];
-
-fn leak(s: String) -> &'static str {
-    // The table is built once per process (see `table`), so this is bounded.
-    Box::leak(s.into_boxed_str())
-}
-
-fn table() -> &'static [Ref] {
-    static TABLE: std::sync::OnceLock<Vec<Ref>> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut t = Vec::new();
-        let mut add = |target: &'static str, spec: FieldSpec| t.push(Ref { target, spec });
-        for (kind, pod) in POD_SPECS {
-            for c in ["containers", "initContainers"] {
-                let p = |s: &str| leak(format!("{pod}/{c}/{s}"));
-                add(
-                    "ConfigMap",
-                    FieldSpec::new(kind, p("env/valueFrom/configMapKeyRef/name"), false),
-                );
-                add(
-                    "ConfigMap",
-                    FieldSpec::new(kind, p("envFrom/configMapRef/name"), false),
-                );
-                add(
-                    "Secret",
-                    FieldSpec::new(kind, p("env/valueFrom/secretKeyRef/name"), false),
-                );
-                add(
-                    "Secret",
-                    FieldSpec::new(kind, p("envFrom/secretRef/name"), false),
-                );
-            }
-            let p = |s: &str| leak(format!("{pod}/{s}"));
-            add(
-                "ConfigMap",
-                FieldSpec::new(kind, p("volumes/configMap/name"), false),
-            );
-            add(
-                "ConfigMap",
-                FieldSpec::new(kind, p("volumes/projected/sources/configMap/name"), false),
-            );
-            add(
-                "Secret",
-                FieldSpec::new(kind, p("volumes/secret/secretName"), false),
-            );
-            add(
-                "Secret",
-                FieldSpec::new(kind, p("volumes/projected/sources/secret/name"), false),
-            );
-            add(
-                "Secret",
-                FieldSpec::new(kind, p("imagePullSecrets/name"), false),
-            );
-        }
-        let mut with_rc: Vec<(&str, &str)> = POD_SPECS
-            .iter()
-            .copied()
-            .filter(|(k, _)| *k != "ReplicaSet" && *k != "PodTemplate")
-            .collect();
-        with_rc.push(("ReplicationController", "spec/template/spec"));
-        for (kind, pod) in with_rc {
-            let p = |s: &str| leak(format!("{pod}/{s}"));
-            add(
-                "ServiceAccount",
-                FieldSpec::new(kind, p("serviceAccountName"), false),
-            );
-            add(
-                "PersistentVolumeClaim",
-                FieldSpec::new(kind, p("volumes/persistentVolumeClaim/claimName"), false),
-            );
-            add(
-                "PriorityClass",
-                FieldSpec::new(kind, p("priorityClassName"), false),
-            );
-        }
-        add(
-            "Secret",
-            FieldSpec::new("Ingress", "spec/tls/secretName", false),
-        );
-        for p in [
-            "parameters/secretName",
-            "parameters/adminSecretName",
-            "parameters/userSecretName",
-            "parameters/secretRef",
-        ] {
-            add("Secret", FieldSpec::new("StorageClass", p, false));
-        }
-        add(
-            "Secret",
-            FieldSpec::new("PersistentVolume", "spec/azureFile/secretName", false),
-        );
-        add(
-            "Secret",
-            FieldSpec {
-                group: "serving.knative.dev",
-                version: "v1",
-                kind: "Service",
-                path: "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
-                create: false,
-            },
-        );
-        add(
-            "Secret",
-            FieldSpec::new("ServiceAccount", "imagePullSecrets/name", false),
-        );
-        add(
-            "Service",
-            FieldSpec::grouped("apps", "StatefulSet", "spec/serviceName", false),
-        );
-        add(
-            "Service",
-            FieldSpec::new(
-                "Ingress",
-                "spec/rules/http/paths/backend/serviceName",
-                false,
-            ),
-        );
-        add(
-            "Service",
-            FieldSpec::new("Ingress", "spec/backend/serviceName", false),
-        );
-        add(
-            "Service",
-            FieldSpec::new(
-                "Ingress",
-                "spec/rules/http/paths/backend/service/name",
-                false,
-            ),
-        );
-        add(
-            "Service",
-            FieldSpec::new("Ingress", "spec/defaultBackend/service/name", false),
-        );
-        add(
-            "Service",
-            FieldSpec::grouped(
-                "apiregistration.k8s.io",
-                "APIService",
-                "spec/service/name",
-                false,
-            ),
-        );
-        add(
-            "Service",
-            FieldSpec::new("HTTPRoute", "spec/rules/backendRefs/name", false),
-        );
-        for k in ["RoleBinding", "ClusterRoleBinding"] {
-            if k == "RoleBinding" {
-                add(
-                    "Role",
-                    FieldSpec::grouped("rbac.authorization.k8s.io", k, "roleRef/name", false),
-                );
-            }
-            add(
-                "ClusterRole",
-                FieldSpec::grouped("rbac.authorization.k8s.io", k, "roleRef/name", false),
-            );
-        }
-        for target in [
-            "Deployment",
-            "ReplicationController",
-            "ReplicaSet",
-            "StatefulSet",
-        ] {
-            add(
-                target,
-                FieldSpec::new("HorizontalPodAutoscaler", "spec/scaleTargetRef/name", false),
-            );
-        }
-        add(
-            "PersistentVolume",
-            FieldSpec::new("PersistentVolumeClaim", "spec/volumeName", false),
-        );
-        add(
-            "StorageClass",
-            FieldSpec::new("PersistentVolume", "spec/storageClassName", false),
-        );
-        add(
-            "StorageClass",
-            FieldSpec::new("PersistentVolumeClaim", "spec/storageClassName", false),
-        );
-        add(
-            "StorageClass",
-            FieldSpec::new(
-                "StatefulSet",
-                "spec/volumeClaimTemplates/spec/storageClassName",
-                false,
-            ),
-        );
-        add(
-            "IngressClass",
-            FieldSpec::new("Ingress", "spec/ingressClassName", false),
-        );
-        t
-    })
-}
-
-/// References kustomize fixes that we only detect.
-const UNHANDLED: [(&str, FieldSpec); 4] = [
-    (
-        "ConfigMap",
-        FieldSpec::new("Role", "rules/resourceNames", false),
-    ),
-    (
-        "ConfigMap",
-        FieldSpec::new("ClusterRole", "rules/resourceNames", false),
-    ),
-    (
-        "Secret",
-        FieldSpec::new("Role", "rules/resourceNames", false),
-    ),
-    (
-        "Secret",
-        FieldSpec::new("ClusterRole", "rules/resourceNames", false),
-    ),
-];
-
+/// What the fix-up needs to know about each object (names do not change during it).
 struct Cand {
+    group: String,
+    version: String,
     kind: String,
     name: String,
-    ns: String,
-    names: Vec<String>,
-    namespaces: Vec<String>,
+    /// metadata.namespace as written ("" when absent).
+    namespace: String,
+    effective_ns: String,
+    org_effective_ns: String,
+    prev: Vec<PrevId>,
+    prefixes: Vec<String>,
+    suffixes: Vec<String>,
     cluster: bool,
 }
 
-fn norm_ns(ns: &str) -> &str {
-    if ns.is_empty() { "default" } else { ns }
+fn gvk_selects(group: &str, version: &str, kind: &str, g: &str, v: &str, k: &str) -> bool {
+    (g.is_empty() || g == group) && (v.is_empty() || v == version) && (k.is_empty() || k == kind)
 }
 
-fn namespaces(r: &Res) -> Vec<String> {
-    let mut v: Vec<String> = r
-        .history
-        .iter()
-        .map(|(ns, _)| norm_ns(ns).to_string())
-        .collect();
-    v.push(norm_ns(r.namespace()).to_string());
-    v
-}
-
-/// The object of kind `target` that `value` (in one of `ref_ns`) refers to,
-/// preferring one currently named `value`.
-fn find<'a>(cands: &'a [Cand], target: &str, value: &str, ref_ns: &[String]) -> Option<&'a Cand> {
-    let mut matching = cands.iter().filter(|c| {
-        c.kind == target
-            && c.names.iter().any(|n| n == value)
-            && (c.cluster || c.namespaces.iter().any(|n| ref_ns.contains(n)))
-    });
-    let first = matching.next()?;
-    if first.name == value {
-        return Some(first);
+impl Cand {
+    fn of(r: &Res) -> Cand {
+        Cand {
+            group: r.group().to_string(),
+            version: r.version().to_string(),
+            kind: r.kind().to_string(),
+            name: r.name().to_string(),
+            namespace: r.namespace().to_string(),
+            effective_ns: r.effective_namespace().to_string(),
+            org_effective_ns: org_effective_ns(r),
+            prev: r.history.clone(),
+            prefixes: r.prefixes.clone(),
+            suffixes: r.suffixes.clone(),
+            cluster: r.is_cluster_scoped(),
+        }
     }
-    Some(matching.find(|c| c.name == value).unwrap_or(first))
+
+    fn prev_selected_by(&self, g: &str, v: &str, k: &str) -> bool {
+        self.prev
+            .iter()
+            .any(|id| gvk_selects(&self.group, &self.version, &id.kind, g, v, k))
+    }
 }
 
-/// The new name for a scalar reference, if the object was renamed.
-fn resolve<'a>(
+/// The effective namespace of the original id (kustomize recomputes it from the stored one).
+fn org_effective_ns(r: &Res) -> String {
+    match r.history.first() {
+        None => r.effective_namespace().to_string(),
+        Some(id) => {
+            if super::resid::is_cluster_scoped(r.api_version(), &id.kind) {
+                NOT_NAMESPACED.to_string()
+            } else if id.namespace.is_empty() {
+                "default".to_string()
+            } else {
+                id.namespace.clone()
+            }
+        }
+    }
+}
+
+/// utils.SameEndingSubSlice.
+fn same_ending(a: &[String], b: &[String]) -> bool {
+    let (short, long) = if a.len() > b.len() { (b, a) } else { (a, b) };
+    let diff = long.len() - short.len();
+    if short.is_empty() {
+        return diff == 0;
+    }
+    (0..short.len()).all(|i| long[i + diff] == short[i])
+}
+
+fn prefix_suffix_equals(c: &Cand, o: &Cand, allow_empty: bool) -> bool {
+    if allow_empty {
+        (c.prefixes.is_empty() || o.prefixes.is_empty() || same_ending(&c.prefixes, &o.prefixes))
+            && (c.suffixes.is_empty()
+                || o.suffixes.is_empty()
+                || same_ending(&c.suffixes, &o.suffixes))
+    } else {
+        same_ending(&c.prefixes, &o.prefixes) && same_ending(&c.suffixes, &o.suffixes)
+    }
+}
+
+struct Ctx<'a> {
     cands: &'a [Cand],
-    target: &str,
-    value: &str,
-    ref_ns: &[String],
-) -> Option<&'a Cand> {
-    find(cands, target, value, ref_ns).filter(|c| c.name != value)
+    referrer: &'a Cand,
+    /// The referrer's roleRef group and kind, for `roleRef/name` fields.
+    role_ref: Option<(String, String)>,
+    target: &'a NameBackRef,
+    path_is_role_ref: bool,
 }
 
-pub fn fix(resources: &mut [Res], custom: &[CustomRef]) -> Result<(), BuildError> {
-    if resources.iter().all(|r| r.history.is_empty()) {
-        return Ok(());
-    }
-    let cands: Vec<Cand> = resources
-        .iter()
-        .map(|r| {
-            let mut names: Vec<String> = r.history.iter().map(|(_, n)| n.clone()).collect();
-            names.push(r.name().to_string());
-            Cand {
-                kind: r.kind().to_string(),
-                name: r.name().to_string(),
-                ns: r.namespace().to_string(),
-                names,
-                namespaces: namespaces(r),
-                cluster: is_cluster_scoped(r.group(), r.kind()),
-            }
-        })
-        .collect();
-    for r in resources.iter_mut() {
-        let ref_ns = namespaces(r);
-        let applicable: Vec<&Ref> = table().iter().filter(|rf| rf.spec.applies_to(r)).collect();
-        for rf in applicable {
-            rf.spec.visit(&mut r.obj, &mut |parent, key| {
-                if rf.spec.path.ends_with("scaleTargetRef/name")
-                    && parent.get("kind").and_then(Value::as_str) != Some(rf.target)
-                {
-                    return;
-                }
-                if let Some(Value::String(v)) = parent.get(key)
-                    && let Some(c) = resolve(&cands, rf.target, v, &ref_ns)
-                {
-                    parent.insert(key.to_string(), Value::String(c.name.clone()));
-                }
-            });
-        }
-        let applicable: Vec<&CustomRef> = custom.iter().filter(|c| c.applies_to(r)).collect();
-        for cr in applicable {
-            super::fieldspec::visit_path(&mut r.obj, &cr.path, false, &mut |parent, key| {
-                match parent.get_mut(key) {
-                    Some(Value::String(v)) => {
-                        if let Some(c) = resolve(&cands, &cr.target, v, &ref_ns) {
-                            *v = c.name.clone();
-                        }
-                    }
-                    Some(Value::Array(items)) => {
-                        for item in items {
-                            if let Value::String(v) = item
-                                && let Some(c) = resolve(&cands, &cr.target, v, &ref_ns)
-                            {
-                                *v = c.name.clone();
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            });
-        }
-        if r.group() == "rbac.authorization.k8s.io" && r.kind().ends_with("RoleBinding") {
-            fix_subjects(r, &cands, &ref_ns);
-        }
-        if r.group() == "admissionregistration.k8s.io" && r.kind().ends_with("WebhookConfiguration")
+impl Ctx<'_> {
+    /// kustomize's selectReferral.
+    fn select(
+        &self,
+        old: &str,
+        pool: &[usize],
+        same: fn(&[&Cand]) -> bool,
+    ) -> Result<Option<usize>, String> {
+        let t = self.target;
+        let mut c: Vec<usize> = pool
+            .iter()
+            .copied()
+            .filter(|&i| self.cands[i].prev.iter().any(|id| id.name == old))
+            .filter(|&i| self.cands[i].prev_selected_by(&t.group, &t.version, &t.kind))
+            .collect();
+        if self.path_is_role_ref
+            && let Some((g, k)) = &self.role_ref
         {
-            fix_webhooks(r, &cands);
+            c.retain(|&i| self.cands[i].prev_selected_by(g, "", k));
         }
-        if r.kind() == "Ingress" {
-            fix_ingress_annotations(r, &cands, &ref_ns);
-        }
-        for (target, spec) in UNHANDLED.iter().filter(|(_, s)| s.applies_to(r)) {
-            let mut stale = None;
-            spec.visit(&mut r.obj.clone(), &mut |parent, key| {
-                let vals: Vec<&str> = match parent.get(key) {
-                    Some(Value::String(s)) => vec![s],
-                    Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-                    _ => vec![],
-                };
-                if vals
-                    .iter()
-                    .any(|v| resolve(&cands, target, v, &ref_ns).is_some())
-                {
-                    stale = Some(spec.path);
-                }
+        if !self.referrer.cluster {
+            c.retain(|&i| {
+                let x = &self.cands[i];
+                x.cluster
+                    || x.kind == "ServiceAccount"
+                    || x.effective_ns == self.referrer.effective_ns
             });
-            if let Some(path) = stale {
-                return Err(BuildError::Unsupported {
-                    file: r.origin.clone(),
-                    field: format!(
-                        "name reference `{path}` of {} to a renamed {target}",
-                        r.kind()
-                    ),
-                });
+        }
+        if c.len() == 1 {
+            return Ok(Some(c[0]));
+        }
+        c.retain(|&i| prefix_suffix_equals(&self.cands[i], self.referrer, true));
+        if c.len() > 1 {
+            c.retain(|&i| prefix_suffix_equals(&self.cands[i], self.referrer, false));
+        }
+        match c.len() {
+            0 => Ok(None),
+            1 => Ok(Some(c[0])),
+            _ => {
+                let all: Vec<&Cand> = c.iter().map(|&i| &self.cands[i]).collect();
+                if same(&all) {
+                    Ok(Some(c[0]))
+                } else {
+                    Err(format!(
+                        "found multiple possible referrals for `{old}`: {}",
+                        all.iter()
+                            .map(|x| format!("{} {}/{}", x.kind, x.namespace, x.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                }
             }
+        }
+    }
+
+    fn set_scalar(&self, v: &mut Value, pool: &[usize]) -> Result<(), String> {
+        let old = match v {
+            Value::String(s) => s.clone(),
+            Value::Null => return Ok(()),
+            other => {
+                let text = other.to_string();
+                if self
+                    .cands
+                    .iter()
+                    .any(|c| c.prev.iter().any(|id| id.name == text))
+                {
+                    return Err(format!("a name reference `{text}` that is not a string"));
+                }
+                return Ok(());
+            }
+        };
+        let same_names: fn(&[&Cand]) -> bool = |all| all.iter().all(|x| x.name == all[0].name);
+        if let Some(i) = self.select(&old, pool, same_names)? {
+            let name = &self.cands[i].name;
+            if *name != old {
+                *v = Value::String(name.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn set_mapping(&self, m: &mut Map<String, Value>, pool: &[usize]) -> Result<(), String> {
+        let Some(name) = m.get("name") else {
+            return Err("path config error; no 'name' field in node".into());
+        };
+        let old = match name {
+            Value::String(s) => s.clone(),
+            _ => return Err("a `name` that is not a string".into()),
+        };
+        let pool: Vec<usize> = match m.get("namespace") {
+            None => pool.to_vec(),
+            Some(ns) => {
+                let ns = match ns {
+                    Value::String(s) => s.as_str(),
+                    Value::Null => "",
+                    _ => return Err("a `namespace` that is not a string".into()),
+                };
+                let by_org: Vec<usize> = pool
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        let c = &self.cands[i];
+                        c.org_effective_ns != NOT_NAMESPACED && c.org_effective_ns == ns
+                    })
+                    .collect();
+                if !by_org.is_empty() {
+                    by_org
+                } else {
+                    pool.iter()
+                        .copied()
+                        .filter(|&i| {
+                            let c = &self.cands[i];
+                            c.effective_ns != NOT_NAMESPACED && c.effective_ns == ns
+                        })
+                        .collect()
+                }
+            }
+        };
+        let same: fn(&[&Cand]) -> bool = |all| {
+            all.iter()
+                .all(|x| x.name == all[0].name && x.namespace == all[0].namespace)
+        };
+        let Some(i) = self.select(&old, &pool, same)? else {
+            return Ok(());
+        };
+        let c = &self.cands[i];
+        if c.name == old && c.namespace.is_empty() {
+            return Ok(());
+        }
+        m.insert("name".into(), Value::String(c.name.clone()));
+        if !c.namespace.is_empty() {
+            m.insert("namespace".into(), Value::String(c.namespace.clone()));
+        }
+        Ok(())
+    }
+
+    fn set(&self, v: &mut Value, pool: &[usize]) -> Result<(), String> {
+        match v {
+            Value::Null => Ok(()),
+            Value::Object(m) => self.set_mapping(m, pool),
+            Value::Array(items) => {
+                for item in items {
+                    match item {
+                        Value::Null => {}
+                        Value::Object(m) => self.set_mapping(m, pool)?,
+                        Value::Array(_) => {
+                            return Err(
+                                "a list element is expected to be a string or a mapping".into()
+                            );
+                        }
+                        scalar => self.set_scalar(scalar, pool)?,
+                    }
+                }
+                Ok(())
+            }
+            scalar => self.set_scalar(scalar, pool),
+        }
+    }
+}
+
+/// Namespaces of service-account subjects of a RoleBinding (getNamespacesForRoleBinding).
+fn role_binding_namespaces(r: &Res) -> Result<Vec<String>, String> {
+    if r.kind() != "RoleBinding" {
+        return Ok(Vec::new());
+    }
+    let Some(Value::Array(subjects)) = r.obj.get("subjects") else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for s in subjects {
+        let Value::Object(s) = s else {
+            return Err("a subject that is not a mapping".into());
+        };
+        if let (Some(ns), Some(kind)) = (s.get("namespace"), s.get("kind"))
+            && kind.as_str() == Some("ServiceAccount")
+        {
+            match ns {
+                Value::String(n) => out.push(n.clone()),
+                _ => return Err("a subject namespace that is not a string".into()),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Merges `configurations` name references into the built-in ones, as kustomize's
+/// TransformerConfig.Merge does (same target: field specs added, else a new entry).
+pub fn merge_refs(base: &mut Vec<NameBackRef>, extra: &[NameBackRef]) {
+    for e in extra {
+        match base
+            .iter_mut()
+            .find(|b| b.group == e.group && b.version == e.version && b.kind == e.kind)
+        {
+            Some(b) => {
+                for fs in &e.referrers {
+                    if !b.referrers.contains(fs) {
+                        b.referrers.push(fs.clone());
+                    }
+                }
+            }
+            None => base.push(e.clone()),
+        }
+    }
+}
+
+pub fn fix(resources: &mut [Res], backrefs: &[NameBackRef], file: &Path) -> Result<(), BuildError> {
+    let cands: Vec<Cand> = resources.iter().map(Cand::of).collect();
+    for (ri, r) in resources.iter_mut().enumerate() {
+        let referrer = &cands[ri];
+        let org = r.org_id();
+        // The filters that apply to this referrer, in configuration order.
+        let mut filters: Vec<(&NameBackRef, &FieldSpec)> = Vec::new();
+        for br in backrefs {
+            for fs in &br.referrers {
+                if gvk_selects(
+                    &referrer.group,
+                    &referrer.version,
+                    &org.kind,
+                    &fs.group,
+                    &fs.version,
+                    &fs.kind,
+                ) {
+                    filters.push((br, fs));
+                }
+            }
+        }
+        if filters.is_empty() {
+            continue;
+        }
+        let err = |m: String| BuildError::Invalid {
+            file: file.to_path_buf(),
+            message: format!(
+                "{} {}: name reference: {m}",
+                r_kind(&cands[ri]),
+                cands[ri].name
+            ),
+        };
+        // SubsetThatCouldBeReferencedByResource.
+        let pool: Vec<usize> = if referrer.cluster {
+            (0..cands.len()).collect()
+        } else {
+            let rb = role_binding_namespaces(r).map_err(err)?;
+            (0..cands.len())
+                .filter(|&i| {
+                    let c = &cands[i];
+                    c.cluster
+                        || c.effective_ns == referrer.effective_ns
+                        || rb.contains(&c.namespace)
+                })
+                .collect()
+        };
+        let role_ref = {
+            let rr = r.obj.get("roleRef");
+            let g = rr.and_then(|x| x.get("apiGroup")).and_then(Value::as_str);
+            let k = rr.and_then(|x| x.get("kind")).and_then(Value::as_str);
+            g.zip(k).map(|(g, k)| (g.to_string(), k.to_string()))
+        };
+        for (br, fs) in filters {
+            let ctx = Ctx {
+                cands: &cands,
+                referrer,
+                role_ref: role_ref.clone(),
+                target: br,
+                path_is_role_ref: fs.path.join("/").ends_with("roleRef/name"),
+            };
+            // The referrer's own GVK is put on the spec, so it always applies.
+            let res = fs.apply(&mut r.obj, CreateKind::Nothing, &mut |v| ctx.set(v, &pool));
+            res.map_err(err)?;
         }
     }
     Ok(())
 }
 
-/// Updates a `{name, namespace}` reference (RBAC subjects, webhook services)
-/// to the referenced object's current name and namespace.
-fn fix_map_ref(
-    m: &mut serde_json::Map<String, Value>,
-    target: &str,
-    cands: &[Cand],
-    ref_ns: &[String],
-) {
-    let Some(name) = m.get("name").and_then(Value::as_str) else {
-        return;
-    };
-    let ns: Vec<String> = match m.get("namespace").and_then(Value::as_str) {
-        Some(n) => vec![norm_ns(n).to_string()],
-        None => ref_ns.to_vec(),
-    };
-    if let Some(c) = find(cands, target, name, &ns) {
-        let (new_name, new_ns) = (c.name.clone(), c.ns.clone());
-        m.insert("name".into(), Value::String(new_name));
-        if !new_ns.is_empty() {
-            m.insert("namespace".into(), Value::String(new_ns));
-        }
-    }
-}
-
-fn fix_subjects(r: &mut Res, cands: &[Cand], ref_ns: &[String]) {
-    let Some(Value::Array(subjects)) = r.obj.get_mut("subjects") else {
-        return;
-    };
-    for s in subjects.iter_mut().filter_map(Value::as_object_mut) {
-        if s.get("kind").and_then(Value::as_str) == Some("ServiceAccount") {
-            fix_map_ref(s, "ServiceAccount", cands, ref_ns);
-        }
-    }
-}
-
-fn fix_webhooks(r: &mut Res, cands: &[Cand]) {
-    let Some(Value::Array(hooks)) = r.obj.get_mut("webhooks") else {
-        return;
-    };
-    for h in hooks {
-        if let Some(Value::Object(svc)) = h.pointer_mut("/clientConfig/service") {
-            fix_map_ref(svc, "Service", cands, &["default".to_string()]);
-        }
-    }
-}
-
-/// Ingress annotations kustomize treats as references.
-const INGRESS_ANNOTATIONS: [(&str, &str); 4] = [
-    ("ingress.kubernetes.io/auth-secret", "Secret"),
-    ("nginx.ingress.kubernetes.io/auth-secret", "Secret"),
-    ("nginx.ingress.kubernetes.io/auth-tls-secret", "Secret"),
-    (
-        "nginx.ingress.kubernetes.io/fastcgi-params-configmap",
-        "ConfigMap",
-    ),
-];
-
-fn fix_ingress_annotations(r: &mut Res, cands: &[Cand], ref_ns: &[String]) {
-    let Some(Value::Object(ann)) = r.obj.pointer_mut("/metadata/annotations") else {
-        return;
-    };
-    for (key, target) in INGRESS_ANNOTATIONS {
-        if let Some(Value::String(v)) = ann.get(key)
-            && let Some(c) = resolve(cands, target, v, ref_ns)
-        {
-            ann.insert(key.to_string(), Value::String(c.name.clone()));
-        }
-    }
+fn r_kind(c: &Cand) -> &str {
+    &c.kind
 }

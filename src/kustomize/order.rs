@@ -68,13 +68,43 @@ fn id_string(r: &Res) -> String {
     format!("{}|{ns}|{name}", gvk_string(r))
 }
 
-pub fn sort(resources: &mut [Res]) {
-    resources.sort_by_cached_key(|r| {
-        let mut gvk = gvk_string(r);
-        // kustomize puts the core Namespace before custom kinds also named Namespace.
-        if r.kind() == "Namespace" && r.group().is_empty() {
-            gvk.insert(0, '\0');
+struct Key {
+    rank: i64,
+    gvk: String,
+    id: String,
+    namespace_kind: bool,
+    core: bool,
+}
+
+/// legacyIDSorter.Less: kind rank, then the GVK string (compared backwards between two
+/// Namespace kinds when either is the core one), then namespace and name.
+fn less(a: &Key, b: &Key) -> std::cmp::Ordering {
+    a.rank.cmp(&b.rank).then_with(|| {
+        if a.gvk == b.gvk {
+            return a.id.cmp(&b.id);
         }
-        (rank(r.kind()), gvk, id_string(r))
-    });
+        if a.namespace_kind && b.namespace_kind && (a.core || b.core) {
+            b.gvk.cmp(&a.gvk)
+        } else {
+            a.gvk.cmp(&b.gvk)
+        }
+    })
+}
+
+pub fn sort(resources: &mut Vec<Res>) {
+    let mut keyed: Vec<(Key, Res)> = resources
+        .drain(..)
+        .map(|r| {
+            let key = Key {
+                rank: rank(r.kind()),
+                gvk: gvk_string(&r),
+                id: id_string(&r),
+                namespace_kind: r.kind() == "Namespace",
+                core: r.group().is_empty(),
+            };
+            (key, r)
+        })
+        .collect();
+    keyed.sort_by(|(a, _), (b, _)| less(a, b));
+    resources.extend(keyed.into_iter().map(|(_, r)| r));
 }

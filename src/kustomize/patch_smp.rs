@@ -17,82 +17,62 @@ pub enum SmpError {
 
 pub type SmpResult<T> = Result<T, SmpError>;
 
-/// API groups whose types carry strategic-merge metadata in kustomize's schema.
-fn is_builtin_group(group: &str) -> bool {
-    const GROUPS: &[&str] = &[
-        "",
-        "apps",
-        "batch",
-        "policy",
-        "autoscaling",
-        "networking.k8s.io",
-        "rbac.authorization.k8s.io",
-        "storage.k8s.io",
-        "scheduling.k8s.io",
-        "node.k8s.io",
-        "apiextensions.k8s.io",
-        "admissionregistration.k8s.io",
-        "apiregistration.k8s.io",
-        "coordination.k8s.io",
-        "discovery.k8s.io",
-        "certificates.k8s.io",
-        "events.k8s.io",
-        "flowcontrol.apiserver.k8s.io",
-        "resource.k8s.io",
-    ];
-    GROUPS.contains(&group)
-}
+use super::smp_schema::{self, Cursor};
+use super::yaml::{JsonPath, Seg};
 
-/// How a list field of a built-in type merges.
+/// How a list field merges.
 enum ListMerge {
-    /// Objects matched by these key fields (kustomize uses the schema's list-map keys).
+    /// Objects matched by these key fields (the schema's list-map keys or merge key).
     Keys(&'static [&'static str]),
     /// Scalars unioned, patch values first (e.g. finalizers).
     Union,
 }
 
-/// Merge strategy for a list field of a built-in type, or None to replace the list.
-fn merge_key(kind: &str, field: &str, parent_path: &[String]) -> Option<ListMerge> {
-    let in_container = parent_path
-        .last()
-        .is_some_and(|p| p == "containers" || p == "initContainers");
-    Some(ListMerge::Keys(match field {
-        "containers"
-        | "initContainers"
-        | "ephemeralContainers"
-        | "volumes"
-        | "env"
-        | "imagePullSecrets"
-        | "resourceClaims"
-        | "webhooks" => &["name"],
-        "volumeMounts" => &["mountPath"],
-        "resizePolicy" => &["resourceName"],
-        "schedulingGates" => &["name"],
-        "volumeDevices" => &["devicePath"],
-        "hostAliases" => &["ip"],
-        "topologySpreadConstraints" => &["topologyKey", "whenUnsatisfiable"],
-        "conditions" => &["type"],
-        "ownerReferences" => &["uid"],
-        "ports" if kind == "Service" && parent_path.len() == 1 => &["port", "protocol"],
-        "ports" if in_container => &["containerPort", "protocol"],
-        "finalizers" if parent_path.len() == 1 && parent_path[0] == "metadata" => {
-            return Some(ListMerge::Union);
+/// kyaml's merge walks the object it patches (every mapping field, and the elements of
+/// lists its schema merges) and drops fields whose value is a null written without text
+/// (`key:`); a `null` or `~` it keeps. `paths` are where the object had such nulls when read.
+pub fn drop_empty_nulls(obj: &mut Value, paths: &[JsonPath], api_version: &str, kind: &str) {
+    let root = smp_schema::root(api_version, kind);
+    'paths: for path in paths {
+        let Some((Seg::Key(last), parents)) = path.split_last() else {
+            continue;
+        };
+        // Only fields reached through mappings and merged lists are walked.
+        let mut cursor = root;
+        let mut list_merges = false;
+        let mut cur = &mut *obj;
+        for seg in parents {
+            match (seg, cur) {
+                (Seg::Key(k), Value::Object(m)) => {
+                    let f = smp_schema::field(cursor, k);
+                    cursor = f.map_or(Cursor::None, |f| f.target);
+                    list_merges = f.is_some_and(|f| f.merge_keys.is_some());
+                    let Some(next) = m.get_mut(k) else {
+                        continue 'paths;
+                    };
+                    cur = next;
+                }
+                (Seg::Index(i), Value::Array(items)) if list_merges => {
+                    list_merges = false;
+                    let Some(next) = items.get_mut(*i) else {
+                        continue 'paths;
+                    };
+                    cur = next;
+                }
+                _ => continue 'paths,
+            }
         }
-        _ => return None,
-    }))
-}
-
-struct Ctx<'a> {
-    kind: &'a str,
-    builtin: bool,
+        if let Value::Object(m) = cur
+            && m.get(last).is_some_and(Value::is_null)
+        {
+            m.remove(last);
+        }
+    }
 }
 
 /// Applies `patch` to `obj`. Returns Ok(false) when the patch deletes the object.
-pub fn apply(obj: &mut Value, patch: &Value, group: &str, kind: &str) -> SmpResult<bool> {
-    let ctx = Ctx {
-        kind,
-        builtin: is_builtin_group(group),
-    };
+pub fn apply(obj: &mut Value, patch: &Value, api_version: &str, kind: &str) -> SmpResult<bool> {
+    let cursor = smp_schema::root(api_version, kind);
     let Value::Object(p) = patch else {
         return Err(SmpError::Invalid(
             "strategic merge patch is not a mapping".into(),
@@ -109,8 +89,7 @@ pub fn apply(obj: &mut Value, patch: &Value, group: &str, kind: &str) -> SmpResu
         meta.remove("name");
         meta.remove("namespace");
     }
-    let mut path = Vec::new();
-    merge_value(obj, &Value::Object(p), &ctx, &mut path)?;
+    merge_value(obj, &Value::Object(p), cursor)?;
     Ok(true)
 }
 
@@ -132,14 +111,9 @@ fn check_directives(m: &Map<String, Value>) -> SmpResult<()> {
     }
 }
 
-fn merge_value(
-    orig: &mut Value,
-    patch: &Value,
-    ctx: &Ctx,
-    path: &mut Vec<String>,
-) -> SmpResult<()> {
+fn merge_value(orig: &mut Value, patch: &Value, cursor: Cursor) -> SmpResult<()> {
     match (orig, patch) {
-        (Value::Object(o), Value::Object(p)) => merge_map(o, p, ctx, path),
+        (Value::Object(o), Value::Object(p)) => merge_map(o, p, cursor),
         (o, Value::Object(p)) => {
             check_directives(p)?;
             *o = Value::Object(clean(p)?);
@@ -181,12 +155,7 @@ fn clean_value(v: &Value) -> SmpResult<Value> {
     })
 }
 
-fn merge_map(
-    o: &mut Map<String, Value>,
-    p: &Map<String, Value>,
-    ctx: &Ctx,
-    path: &mut Vec<String>,
-) -> SmpResult<()> {
+fn merge_map(o: &mut Map<String, Value>, p: &Map<String, Value>, cursor: Cursor) -> SmpResult<()> {
     check_directives(p)?;
     if directive(p) == Some("replace") {
         *o = clean(p)?;
@@ -208,30 +177,34 @@ fn merge_map(
                 o.insert(k.clone(), clean_value(pv)?);
             }
             Some(ov) => {
-                path.push(k.clone());
-                let res = match (ov, pv) {
-                    (Value::Array(oa), Value::Array(pa)) => merge_list(oa, pa, ctx, path),
-                    (ov, pv) => merge_value(ov, pv, ctx, path),
-                };
-                path.pop();
-                res?;
+                let field = smp_schema::field(cursor, k);
+                let child = field.map_or(Cursor::None, |f| f.target);
+                match (ov, pv) {
+                    (Value::Array(oa), Value::Array(pa)) => merge_list(oa, pa, k, field)?,
+                    (ov, pv) => merge_value(ov, pv, child)?,
+                }
             }
         }
     }
     Ok(())
 }
 
-fn merge_list(o: &mut Vec<Value>, p: &[Value], ctx: &Ctx, path: &mut Vec<String>) -> SmpResult<()> {
-    let field = path.last().cloned().unwrap_or_default();
-    let parent = &path[..path.len().saturating_sub(1)];
+fn merge_list(
+    o: &mut Vec<Value>,
+    p: &[Value],
+    field: &str,
+    schema: Option<smp_schema::Field>,
+) -> SmpResult<()> {
     let replace_all = p.iter().any(|i| {
         i.as_object()
             .is_some_and(|m| directive(m) == Some("replace"))
     });
-    let strategy = if ctx.builtin && !replace_all {
-        merge_key(ctx.kind, &field, parent)
-    } else {
-        None
+    let element = schema.map_or(Cursor::None, |f| f.target);
+    let strategy = match schema.and_then(|f| f.merge_keys) {
+        _ if replace_all => None,
+        Some([]) => Some(ListMerge::Union),
+        Some(keys) => Some(ListMerge::Keys(keys)),
+        None => None,
     };
     let keys = match strategy {
         Some(ListMerge::Union) => {
@@ -300,7 +273,7 @@ fn merge_list(o: &mut Vec<Value>, p: &[Value], ctx: &Ctx, path: &mut Vec<String>
                 if is_delete {
                     deleted[i] = true;
                 } else {
-                    merge_value(&mut ov, item, ctx, path)?;
+                    merge_value(&mut ov, item, element)?;
                     if patch_first {
                         from_patch.push(ov);
                     } else {
@@ -334,7 +307,7 @@ mod tests {
     fn merges_containers_by_name_patch_first() {
         let mut o = json!({"spec": {"containers": [{"name": "a"}, {"name": "c", "image": "x"}]}});
         let p = json!({"spec": {"containers": [{"name": "c", "image": "y"}]}});
-        assert!(apply(&mut o, &p, "", "Pod").unwrap());
+        assert!(apply(&mut o, &p, "v1", "Pod").unwrap());
         assert_eq!(
             o,
             json!({"spec": {"containers": [{"name": "c", "image": "y"}, {"name": "a"}]}})
@@ -345,7 +318,7 @@ mod tests {
     fn replaces_lists_of_custom_resources() {
         let mut o = json!({"spec": {"containers": [{"name": "a"}]}});
         let p = json!({"spec": {"containers": [{"name": "b"}]}});
-        apply(&mut o, &p, "example.com", "Foo").unwrap();
+        apply(&mut o, &p, "example.com/v1", "Foo").unwrap();
         assert_eq!(o, json!({"spec": {"containers": [{"name": "b"}]}}));
     }
 
@@ -354,7 +327,7 @@ mod tests {
         let mut o = json!({"spec": {"ports": [{"port": 80, "protocol": "TCP"}, {"port": 81}]}});
         let p = json!({"spec": {"ports": [{"port": 81, "protocol": "TCP", "name": "b"}]}});
         assert!(matches!(
-            apply(&mut o, &p, "", "Service"),
+            apply(&mut o, &p, "v1", "Service"),
             Err(SmpError::Unsupported(_))
         ));
     }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Number, Value};
+use serde_json::Value;
 
 use super::{SubstError, envsubst, is_valid_var_name, to_flux_yaml};
 
@@ -112,33 +112,29 @@ pub fn substitute_object(
     let yaml = to_flux_yaml(obj);
     let lookup = |name: &str| vars.get(name).map(str::to_owned);
     let out = envsubst(&yaml, &lookup, opts.strict)?;
-    let value: Value = yaml_serde::from_str(&out).map_err(|e| SubstError::Yaml {
-        message: e.to_string(),
-    })?;
-    Ok(normalize_numbers(value))
+    read_back(&out)
 }
 
-/// Go's JSON encoder writes integral floats as integers; mirror that so `1.0` compares as `1`.
-fn normalize_numbers(v: Value) -> Value {
-    match v {
-        Value::Number(n) => match n.as_f64() {
-            Some(f)
-                if !n.is_i64()
-                    && !n.is_u64()
-                    && f.fract() == 0.0
-                    && f >= i64::MIN as f64
-                    && f < i64::MAX as f64 =>
-            {
-                Value::Number(Number::from(f as i64))
-            }
-            _ => Value::Number(n),
-        },
-        Value::Array(a) => Value::Array(a.into_iter().map(normalize_numbers).collect()),
-        Value::Object(m) => Value::Object(
-            m.into_iter()
-                .map(|(k, v)| (k, normalize_numbers(v)))
-                .collect(),
-        ),
-        other => other,
+/// The substituted text as kustomize-controller reads it back: sigs.k8s.io/yaml's
+/// `YAMLToJSON` (go-yaml v2, YAML 1.1: `yes` is true, `0775` is 509, `1e3` is 1000, `~` is
+/// null; integral floats come back as integers through Go's JSON encoder), the first document
+/// only. What that reading does that cellgen does not reproduce is an error naming it.
+fn read_back(text: &str) -> Result<Value, SubstError> {
+    use crate::kustomize::yaml::{LoadError, yaml_to_json};
+    match yaml_to_json(text) {
+        Ok(Some(value)) => Ok(value),
+        Ok(None) => Ok(Value::Null),
+        Err(LoadError::Yaml { line, message }) => Err(SubstError::Yaml {
+            message: format!("yaml: line {line}: {message}"),
+        }),
+        Err(LoadError::Fails(message)) => Err(SubstError::Yaml { message }),
+        Err(LoadError::Refused { line, message }) => Err(SubstError::Yaml {
+            message: format!("line {line} of the substituted object: {message}"),
+        }),
+        Err(LoadError::Unsupported(what)) => Err(SubstError::Yaml {
+            message: format!(
+                "cellgen cannot read the substituted object back as Flux does ({what}); check it with `kubectl` and Flux"
+            ),
+        }),
     }
 }

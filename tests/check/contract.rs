@@ -570,4 +570,22 @@ fn values_file_supplies_keys_as_a_configmap_or_a_plain_map() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("cluster: from-plain-map"));
+
+    // A values file is YAML cellgen parses: the one nesting bound applies, named at file:line.
+    let deep = values.path().join("deep.yaml");
+    fs::write(
+        &deep,
+        format!("a: 1\nb: {}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
+    )
+    .unwrap();
+    let run = run(dir.path(), &["--values", deep.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "{}:2: `[`/`{{` brackets nest more than 64 levels",
+            deep.display()
+        )),
+        "{}",
+        run.stderr
+    );
 }

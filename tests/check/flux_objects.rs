@@ -291,9 +291,11 @@ fn a_failing_flux_patch_is_blamed_on_its_entry() {
             "      target:\n",
             "        kind: HelmRelease\n",
             "        name: metrics-server\n",
+            // json-patch v4 (kustomize's): replacing a missing key adds it, but a missing
+            // parent fails the build.
             "    - patch: |\n",
             "        - op: replace\n",
-            "          path: /spec/chart/spec/nope\n",
+            "          path: /spec/chart/spec/nope/deeper\n",
             "          value: x\n",
             "      target:\n",
             "        kind: HelmRelease\n",
@@ -317,4 +319,78 @@ fn a_failing_flux_patch_is_blamed_on_its_entry() {
         message.contains("/spec/chart/spec/nope") && message.contains("spec.patches.1"),
         "{message}"
     );
+}
+
+/// A layer that does not build is reported where the problem is written (the builder's error
+/// location, with the line of the entry it names), not at the cell's layer file.
+#[test]
+fn build_failures_point_at_the_file_and_line_to_fix() {
+    let dir = repo();
+    let root = dir.path();
+    let layer = "infrastructure/controllers";
+    let kustomization = format!("{layer}/kustomization.yaml");
+    let add_resource = |entry: &str| {
+        edit(
+            root,
+            &kustomization,
+            "  - platform-namespace.yaml\n",
+            &format!("  - platform-namespace.yaml\n  - {entry}\n"),
+        );
+    };
+    let one = |report: &Value| {
+        let found = with_code(report, "build-failed");
+        assert_eq!(found.len(), 1, "{}", summary(report));
+        (
+            found[0]["file"].as_str().unwrap().to_string(),
+            found[0]["line"].as_u64(),
+            found[0]["message"].as_str().unwrap().to_string(),
+        )
+    };
+
+    // A file that is not UTF-8: its own line.
+    let bad = format!("{layer}/bad.yaml");
+    fs::write(
+        root.join(&bad),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\xffad\n",
+    )
+    .unwrap();
+    add_resource("bad.yaml");
+    let (code, report) = check_json(root, &[]);
+    assert_eq!(code, 1);
+    assert_at(&report, "build-failed", &bad, 4, &[PROD, DEV]);
+
+    // A resource reached through a symbolic link: the line listing it.
+    fs::remove_file(root.join(&bad)).unwrap();
+    std::os::unix::fs::symlink("platform-namespace.yaml", root.join(&bad)).unwrap();
+    let (_, report) = check_json(root, &[]);
+    let line = line_in(root, &kustomization, "- bad.yaml");
+    let (file, at, message) = one(&report);
+    assert_eq!((file.as_str(), at), (kustomization.as_str(), Some(line)));
+    assert!(message.contains("symbolic link"), "{message}");
+
+    // Kustomizations nested past the bound: the kustomization listing the one too deep.
+    fs::remove_file(root.join(&bad)).unwrap();
+    edit(
+        root,
+        &kustomization,
+        "  - bad.yaml\n",
+        "  - ../../deep/d0\n",
+    );
+    for i in 0..120 {
+        let d = root.join(format!("deep/d{i}"));
+        fs::create_dir_all(&d).unwrap();
+        fs::write(
+            d.join("kustomization.yaml"),
+            format!("resources: [../d{}]\n", i + 1),
+        )
+        .unwrap();
+    }
+    let (_, report) = check_json(root, &[]);
+    let (file, at, message) = one(&report);
+    assert!(
+        file.starts_with("deep/d") && file.ends_with("/kustomization.yaml"),
+        "{file}"
+    );
+    assert_eq!(at, Some(1), "{message}");
+    assert!(message.contains("nest more than 100 levels"), "{message}");
 }

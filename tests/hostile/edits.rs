@@ -323,7 +323,10 @@ fn layer_cases() -> Vec<Case> {
             args: &["add-component", "karpenter"],
             expect: Expect::Fails {
                 code: 1,
-                words: &[CONTROLLERS, "line 9:", "nest more than 64 levels"],
+                words: &[
+                    "cells/eu-west-2-prod/controllers.yaml:9:",
+                    "nest more than 64 levels",
+                ],
             },
         },
     ]

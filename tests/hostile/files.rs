@@ -43,6 +43,38 @@ const BILLING_BLOCKS: &[&str] = &[
     "resource.aws_iam_role_policy_attachment.billing",
 ];
 
+fn non_utf8_layer_resource(dir: &Path) {
+    cell(dir);
+    std::fs::write(
+        dir.join("infrastructure/controllers/platform-namespace.yaml"),
+        b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: pl\xffatform\n",
+    )
+    .unwrap();
+}
+
+fn generator_reads_outside_by_dot_dot(dir: &Path) {
+    cell(dir);
+    let k = dir.join("infrastructure/controllers/kustomization.yaml");
+    let mut text = std::fs::read_to_string(&k).unwrap();
+    text.push_str(
+        "configMapGenerator:\n- name: leak\n  files: [../../../../../../../../etc/passwd]\n",
+    );
+    std::fs::write(k, text).unwrap();
+}
+
+fn generator_env_reads_an_absolute_path(dir: &Path) {
+    cell(dir);
+    let k = dir.join("infrastructure/controllers/kustomization.yaml");
+    let mut text = std::fs::read_to_string(&k).unwrap();
+    text.push_str("secretGenerator:\n- name: leak\n  envs: [/etc/passwd]\n");
+    std::fs::write(k, text).unwrap();
+}
+
+/// `[` 100,000 times, then as many `]`.
+fn brackets() -> String {
+    format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -94,8 +126,7 @@ pub fn cases() -> Vec<Case> {
             expect: Expect::Fails {
                 code: 1,
                 words: &[
-                    "components/deep/component.yaml",
-                    "line 3",
+                    "components/deep/component.yaml:3:",
                     "nest more than 64 levels",
                 ],
             },
@@ -313,6 +344,108 @@ pub fn cases() -> Vec<Case> {
                     Some("x\nkeys: {}\nschema: 99")
                 );
             }),
+        },
+        // Builds read nothing outside the repository, and name what is wrong.
+        Case {
+            name: "a layer resource that is not UTF-8",
+            setup: non_utf8_layer_resource,
+            args: &["render", "eu-west-2-prod", "--layer", "controllers"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "infrastructure/controllers/platform-namespace.yaml",
+                    "not valid UTF-8",
+                    "offset 51",
+                ],
+            },
+        },
+        Case {
+            name: "a configMapGenerator file outside the repository (../)",
+            setup: generator_reads_outside_by_dot_dot,
+            args: &["render", "eu-west-2-prod", "--layer", "controllers"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "infrastructure/controllers/kustomization.yaml",
+                    "etc/passwd",
+                    "not in or below the repository root",
+                ],
+            },
+        },
+        Case {
+            name: "a secretGenerator env file at an absolute path",
+            setup: generator_env_reads_an_absolute_path,
+            args: &[
+                "render",
+                "eu-west-2-prod",
+                "--layer",
+                "controllers",
+                "--kustomize",
+                "external",
+            ],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["/etc/passwd", "absolute path"],
+            },
+        },
+        // One bound on bracket nesting for every YAML cellgen parses, named at file:line.
+        Case {
+            name: "render of a layer resource nested 100,000 brackets deep",
+            setup: |root| {
+                cell(root);
+                let file = root.join("infrastructure/controllers/platform-namespace.yaml");
+                let mut text = read(&file);
+                text.push_str(&format!("  labels: {{x: {}}}\n", brackets()));
+                std::fs::write(file, text).unwrap();
+            },
+            args: &["render", "eu-west-2-prod", "--layer", "controllers"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "infrastructure/controllers/platform-namespace.yaml:",
+                    "nest more than 64 levels",
+                ],
+            },
+        },
+        Case {
+            name: "a substituted value nested 100,000 brackets deep",
+            setup: |root| {
+                cell(root);
+                let tf = root.join("terraform/cells/eu-west-2-prod/cell-metadata.tf");
+                let text = read(&tf).replace(
+                    "cell_name        = var.name",
+                    &format!("cell_name        = \"{}\"", "[".repeat(100_000)),
+                );
+                std::fs::write(tf, text).unwrap();
+            },
+            args: &["check"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["bad-substitution", "nest more than 64 levels"],
+            },
+        },
+        // Flux builds from source-controller's artifact: what .sourceignore leaves out is not
+        // there for Flux, so a layer referring to it is named with the rule.
+        Case {
+            name: "a layer resource .sourceignore leaves out of Flux's artifact",
+            setup: |root| {
+                cell(root);
+                std::fs::write(
+                    root.join(".sourceignore"),
+                    "# not for Flux\ninfrastructure/**/platform-*.yaml\n",
+                )
+                .unwrap();
+            },
+            args: &["render", "eu-west-2-prod", "--layer", "controllers"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "infrastructure/controllers/kustomization.yaml",
+                    "platform-namespace.yaml",
+                    "left out of Flux's artifact",
+                    ".sourceignore:2",
+                ],
+            },
         },
     ]
 }

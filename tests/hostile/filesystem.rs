@@ -83,6 +83,34 @@ pub fn legacy_record(dir: &Path) {
     fs::write(dir.join(RECORD), text).unwrap();
 }
 
+/// The controllers layer lists `deep/d0`, the start of a 10,000-deep chain of kustomizations.
+fn ten_thousand_deep_resources(dir: &Path) {
+    prod(dir);
+    let n = 10_000;
+    for i in 0..n {
+        let next = if i + 1 < n {
+            format!("resources: [../d{}]\n", i + 1)
+        } else {
+            "namePrefix: x-\n".to_string()
+        };
+        put(
+            dir,
+            &format!("deep/d{i}/kustomization.yaml"),
+            next.as_bytes(),
+        );
+    }
+    let k = dir.join("infrastructure/controllers/kustomization.yaml");
+    let text = fs::read_to_string(&k).unwrap();
+    fs::write(
+        k,
+        text.replace(
+            "  - platform-namespace.yaml",
+            "  - platform-namespace.yaml\n  - ../../deep/d0",
+        ),
+    )
+    .unwrap();
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         // Files cellgen did not create are never overwritten.
@@ -450,6 +478,16 @@ pub fn cases() -> Vec<Case> {
             expect: Expect::Fails {
                 code: 1,
                 words: &["cannot write", "components/karpenter", "Not a directory"],
+            },
+        },
+        // A build is bounded: a chain of kustomizations deeper than the bound is refused.
+        Case {
+            name: "a 10,000-deep chain of kustomizations",
+            setup: ten_thousand_deep_resources,
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["infrastructure/controllers", "nest more than 100 levels"],
             },
         },
     ]

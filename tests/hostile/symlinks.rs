@@ -23,6 +23,52 @@ fn refused(words: &'static [&'static str]) -> Expect {
     Expect::Fails { code: 1, words }
 }
 
+/// A layer resource linked to a file outside the repository.
+fn resource_links_outside(dir: &Path) {
+    prod(dir);
+    let layer = dir.join("infrastructure/controllers");
+    symlink("/etc/passwd", layer.join("leak.yaml")).unwrap();
+    let k = layer.join("kustomization.yaml");
+    let text = fs::read_to_string(&k).unwrap();
+    fs::write(
+        k,
+        text.replace(
+            "  - platform-namespace.yaml",
+            "  - platform-namespace.yaml\n  - leak.yaml",
+        ),
+    )
+    .unwrap();
+}
+
+/// The controllers layer file moved to `shared/` and linked back from inside the repository.
+fn layer_links_inside(dir: &Path) {
+    prod(dir);
+    fs::create_dir(dir.join("shared")).unwrap();
+    fs::rename(
+        dir.join("cells/eu-west-2-prod/controllers.yaml"),
+        dir.join("shared/controllers.yaml"),
+    )
+    .unwrap();
+    symlink(
+        "../../shared/controllers.yaml",
+        dir.join("cells/eu-west-2-prod/controllers.yaml"),
+    )
+    .unwrap();
+}
+
+/// A Flux component path that is a linked directory.
+fn component_is_a_linked_directory(dir: &Path) {
+    prod(dir);
+    symlink("/etc", dir.join("components-elsewhere")).unwrap();
+    let layer = dir.join("cells/eu-west-2-prod/controllers.yaml");
+    let text = fs::read_to_string(&layer).unwrap();
+    fs::write(
+        layer,
+        text.replace("components: []", "components: [../../components-elsewhere]"),
+    )
+    .unwrap();
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -240,35 +286,104 @@ pub fn cases() -> Vec<Case> {
                 words: &["controllers.yaml", "symbolic links on the way (a loop?)"],
             },
         },
+        // Flux builds from source-controller's artifact, which has no symbolic links: a layer
+        // file (or anything else Flux reads) that is a link, even inside the repository, is
+        // refused for edits and builds alike.
         Case {
-            name: "a link that stays inside the repository is followed and kept",
+            name: "a layer file that links inside the repository is refused, as Flux would not see it",
+            setup: layer_links_inside,
+            args: &["add-component", "karpenter"],
+            expect: refused(&[
+                "cells/eu-west-2-prod/controllers.yaml is a symbolic link (to ../../shared/controllers.yaml)",
+                "Flux's source-controller leaves symbolic links out",
+                "nothing was written",
+            ]),
+        },
+        Case {
+            name: "check on a layer file that links inside the repository",
+            setup: layer_links_inside,
+            args: &["check"],
+            expect: refused(&[
+                "cells/eu-west-2-prod/kustomization.yaml:",
+                "controllers.yaml",
+                "goes through the symbolic link cells/eu-west-2-prod/controllers.yaml",
+                "source-controller",
+            ]),
+        },
+        Case {
+            name: "render of a cell whose layer file links inside the repository",
+            setup: layer_links_inside,
+            args: &["render", PROD],
+            expect: refused(&[
+                "cells/eu-west-2-prod/controllers.yaml",
+                "symbolic link",
+                "Flux would not find it",
+            ]),
+        },
+        Case {
+            name: "check on a Flux component path linked inside the repository",
             setup: |dir| {
                 prod(dir);
-                fs::create_dir(dir.join("shared")).unwrap();
-                fs::rename(
-                    dir.join("cells/eu-west-2-prod/controllers.yaml"),
-                    dir.join("shared/controllers.yaml"),
+                fs::create_dir_all(dir.join("shared/comp")).unwrap();
+                fs::write(
+                    dir.join("shared/comp/kustomization.yaml"),
+                    "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
                 )
                 .unwrap();
-                symlink(
-                    "../../shared/controllers.yaml",
-                    dir.join("cells/eu-west-2-prod/controllers.yaml"),
+                fs::create_dir_all(dir.join("components")).unwrap();
+                symlink("../shared/comp", dir.join("components/linked")).unwrap();
+                let layer = dir.join("cells/eu-west-2-prod/controllers.yaml");
+                let text = fs::read_to_string(&layer).unwrap();
+                fs::write(
+                    layer,
+                    text.replace("components: []", "components: [../../components/linked]"),
                 )
                 .unwrap();
             },
+            args: &["check"],
+            expect: refused(&[
+                "error[bad-component]",
+                "--> cells/eu-west-2-prod/controllers.yaml:",
+                "goes through the symbolic link components/linked",
+            ]),
+        },
+        // Builds read through no link at all: Flux's artifact has none.
+        Case {
+            name: "a layer resource linked to a file outside the repository",
+            setup: resource_links_outside,
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: refused(&[
+                "infrastructure/controllers/leak.yaml",
+                "symbolic link",
+                "Flux",
+            ]),
+        },
+        Case {
+            name: "a Flux component path that is a linked directory",
+            setup: component_is_a_linked_directory,
+            args: &["render", PROD, "--layer", "controllers"],
+            expect: refused(&["components-elsewhere", "symbolic link"]),
+        },
+        // Terraform reads through links: there, a link that stays inside is followed and kept.
+        Case {
+            name: "a Terraform file that links inside the repository is followed and kept",
+            setup: |dir| {
+                prod(dir);
+                fs::create_dir(dir.join("shared")).unwrap();
+                let tf = "terraform/cells/eu-west-2-prod/cell-metadata.tf";
+                fs::rename(dir.join(tf), dir.join("shared/cell-metadata.tf")).unwrap();
+                symlink("../../../shared/cell-metadata.tf", dir.join(tf)).unwrap();
+            },
             args: &["add-component", "karpenter"],
             expect: Expect::Succeeds(|dir, _| {
-                let link = dir.join("cells/eu-west-2-prod/controllers.yaml");
+                let link = dir.join("terraform/cells/eu-west-2-prod/cell-metadata.tf");
                 assert!(
                     fs::symlink_metadata(&link)
                         .unwrap()
                         .file_type()
                         .is_symlink()
                 );
-                assert!(
-                    read(&dir.join("shared/controllers.yaml"))
-                        .contains("components/karpenter/controllers")
-                );
+                assert!(read(&dir.join("shared/cell-metadata.tf")).contains("karpenter"));
             }),
         },
     ]

@@ -469,6 +469,37 @@ fn without_post_build_nothing_is_substituted_and_common_metadata_comes_after() {
     assert!(text.contains("cellgen.io/cell: ${cell_name}"), "{text}");
 }
 
+/// kustomize-controller reads each substituted object back with sigs.k8s.io/yaml (go-yaml v2,
+/// YAML 1.1): a variable written into a plain scalar is retyped that way, so `yes` is true.
+#[test]
+fn substituted_values_are_read_back_as_flux_reads_them() {
+    let dir = new_repo(&[DEV]);
+    let root = dir.path();
+    fs::write(
+        root.join("apps/flags.yaml"),
+        "apiVersion: example.com/v1\nkind: Flags\nmetadata:\n  name: flags\n  namespace: default\nspec:\n  enabled: ${enabled}\n  mode: ${mode}\n  scale: ${scale}\n  unset: ${unset}\n  name: ${enabled}-${mode}\n",
+    )
+    .unwrap();
+    edit(
+        root,
+        "apps/kustomization.yaml",
+        "resources:\n",
+        "resources:\n  - flags.yaml\n",
+    );
+    edit(
+        root,
+        &format!("cells/{DEV}/apps.yaml"),
+        "  postBuild:\n",
+        "  postBuild:\n    substitute:\n      enabled: \"yes\"\n      mode: \"0775\"\n      scale: \"1e3\"\n      unset: \"~\"\n",
+    );
+    let got = render(root, &[DEV, "--layer", "apps"]).unwrap();
+    let flags = one(&got, "Flags");
+    assert_eq!(
+        flags["spec"],
+        json!({"enabled": true, "mode": 509, "scale": 1000, "unset": null, "name": "yes-0775"})
+    );
+}
+
 #[test]
 fn a_layer_listing_no_resources_gets_the_origin_annotations_flux_asks_for() {
     let dir = new_repo(&[DEV]);

@@ -1,15 +1,20 @@
-//! A bound on YAML flow nesting, checked before any parser sees the text.
+//! One bound on YAML flow nesting for every YAML text cellgen parses, checked before any parser
+//! sees it: cellgen.yaml, component.yaml, layer files (edited or not), `--values` files, every
+//! file the kustomize builder reads (resources, kustomizations, patches, the cell's directory)
+//! and objects read back after substitution.
 //!
-//! libyaml (under yaml_serde) takes time quadratic in the depth of `[`/`{` nesting: 100,000
-//! nested brackets take minutes before its recursion limit is even reached. This scan is linear
-//! and refuses anything deeper than [`MAX_DEPTH`] first. Block nesting (indentation, `- - -`) is
-//! linear in libyaml and needs no bound here.
+//! libyaml (under yaml_serde, yaml-edit's checks and the kustomize builder) takes time quadratic
+//! in the depth of `[`/`{` nesting: 100,000 nested brackets take minutes before its recursion
+//! limit is even reached. This scan is linear and refuses anything deeper than [`MAX_DEPTH`]
+//! first, with the line. Block nesting (indentation, `- - -`) is linear in libyaml and needs no
+//! bound here (the kustomize builder caps it at 512 levels to keep its walks safe).
 //!
 //! Two scans, the larger result wins, so that neither can be fooled alone: a tokenizer that
 //! follows YAML's quoting, comments and block scalars (so brackets in strings do not count), and a
 //! plain count of every bracket (which a quote the tokenizer misreads cannot hide).
 
-/// Deepest `[`/`{` nesting cellgen reads. Real cellgen files stay below 10.
+/// Deepest `[`/`{` nesting cellgen reads. Real cellgen files stay below 10, and manifests far
+/// below this (kustomize's go-yaml allows 10,000; deeper is refused here, never misread).
 pub const MAX_DEPTH: usize = 64;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -18,6 +23,14 @@ pub const MAX_DEPTH: usize = 64;
 )]
 pub struct DepthError {
     pub line: usize,
+}
+
+/// [`check_yaml`] for the file at `path` (as shown in messages): `path:line: ...`.
+pub fn check_file(text: &str, path: &std::path::Path) -> Result<(), crate::error::CellgenError> {
+    check_yaml(text).map_err(|source| crate::error::CellgenError::NestedTooDeep {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Fails when `text` nests flow collections deeper than [`MAX_DEPTH`].

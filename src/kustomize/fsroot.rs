@@ -1,0 +1,285 @@
+//! Reads confined to the repository root, the way Flux sees the repository.
+//!
+//! Flux builds from source-controller's artifact of the repository: a tarball of regular
+//! files and directories only (symbolic links are left out, `storage.Archive`), unpacked in
+//! a temporary directory and read through fluxcd/pkg's secure file system, which refuses any
+//! path that is not in or below that directory ("path '…' is not in or below '…'"). Inside
+//! it, kustomize runs with LoadRestrictionsNone, so `../` is fine while it stays inside.
+//! Here: `..` is resolved lexically (there are no links to make it differ), a path leaving
+//! the root or written absolute is refused, and a symbolic link anywhere on a path is
+//! reported (Flux would not find the file). Files source-controller leaves out of the
+//! artifact (`.sourceignore` and its default exclusions, see `sourceignore`) are reported
+//! when referenced and skipped when a directory is scanned. Text is checked to be UTF-8.
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use super::BuildError;
+use super::load::KUSTOMIZATION_FILES;
+use super::sourceignore::{self, Matcher, Origin, Pattern};
+
+/// What a path is, as Flux's artifact has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    File,
+    Dir,
+    Missing,
+}
+
+/// What a directory scan finds, as Flux's artifact has it.
+pub enum Listed {
+    File(PathBuf),
+    Dir(PathBuf),
+}
+
+pub struct Fs {
+    /// Canonical repository root.
+    pub root: PathBuf,
+    /// Directories (absolute) already known to be free of symbolic links.
+    clean_dirs: Mutex<HashSet<PathBuf>>,
+    /// What source-controller leaves out of the artifact.
+    ignore: Matcher,
+}
+
+/// Lexical normalisation: `.` dropped, `..` pops (kustomize cleans paths the same way).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+impl Fs {
+    pub fn new(root: &Path) -> Result<Fs, BuildError> {
+        let root = std::fs::canonicalize(root).map_err(|source| BuildError::Io {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let ignore = sourceignore::load(&root)?;
+        Ok(Fs {
+            root,
+            clean_dirs: Mutex::new(HashSet::new()),
+            ignore,
+        })
+    }
+
+    /// The rule that leaves `abs` (a file, or with `is_dir` a directory) out of the artifact.
+    pub fn ignored(&self, abs: &Path, is_dir: bool) -> Option<&Pattern> {
+        self.ignore.excluded_by(&self.rel(abs), is_dir)
+    }
+
+    /// Repository-relative form of an absolute path under the root.
+    pub fn rel(&self, abs: &Path) -> PathBuf {
+        abs.strip_prefix(&self.root)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| abs.to_path_buf())
+    }
+
+    /// The absolute path of `entry`, written in `file` (repository-relative) and relative
+    /// to directory `dir` (absolute), refused when it is absolute or leaves the root.
+    pub fn resolve(&self, dir: &Path, entry: &str, file: &Path) -> Result<PathBuf, BuildError> {
+        let outside = |why: &str| BuildError::OutsideRoot {
+            file: file.to_path_buf(),
+            entry: entry.to_string(),
+            why: why.to_string(),
+        };
+        if Path::new(entry).is_absolute() {
+            return Err(outside(
+                "it is an absolute path, and Flux builds from a copy of the repository",
+            ));
+        }
+        let abs = normalize(&dir.join(entry));
+        if !abs.starts_with(&self.root) {
+            return Err(outside("it leaves the repository root"));
+        }
+        Ok(abs)
+    }
+
+    /// What `abs` (under the root) is; a symbolic link on the way is an error naming the
+    /// reference, because Flux's artifact has no links.
+    pub fn entry(&self, abs: &Path, file: &Path, reference: &str) -> Result<Entry, BuildError> {
+        let rel = self.rel(abs);
+        let mut cur = self.root.clone();
+        let mut comps = rel.components().peekable();
+        while let Some(c) = comps.next() {
+            cur.push(c);
+            let last = comps.peek().is_none();
+            if !last && self.is_clean(&cur) {
+                continue;
+            }
+            let meta = match std::fs::symlink_metadata(&cur) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Entry::Missing),
+                Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                    return Ok(Entry::Missing);
+                }
+                Err(source) => {
+                    return Err(BuildError::Io {
+                        path: self.rel(&cur),
+                        source,
+                    });
+                }
+            };
+            if meta.file_type().is_symlink() {
+                return Err(BuildError::Symlink {
+                    file: file.to_path_buf(),
+                    entry: reference.to_string(),
+                    link: self.rel(&cur),
+                });
+            }
+            if last {
+                if meta.is_dir() {
+                    return Ok(Entry::Dir);
+                }
+                if !meta.is_file() {
+                    return Ok(Entry::Missing);
+                }
+                if let Some(rule) = self.ignored(abs, false) {
+                    return Err(BuildError::Ignored {
+                        file: file.to_path_buf(),
+                        entry: reference.to_string(),
+                        path: rel,
+                        rule: describe(rule),
+                    });
+                }
+                return Ok(Entry::File);
+            }
+            if !meta.is_dir() {
+                return Ok(Entry::Missing);
+            }
+            self.clean_dirs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(cur.clone());
+        }
+        // `abs` is the root itself.
+        Ok(Entry::Dir)
+    }
+
+    /// The kustomization file of `dir` as Flux's artifact has it (one left out of the artifact
+    /// is not there; one that is a symbolic link is an error). kustomize refuses a directory
+    /// with two.
+    pub fn kustomization_file(&self, dir: &Path) -> Result<Option<PathBuf>, BuildError> {
+        let mut found = Vec::new();
+        for name in KUSTOMIZATION_FILES {
+            let f = dir.join(name);
+            let rel = self.rel(&f);
+            match self.entry(&f, &rel, name) {
+                Ok(Entry::File) => found.push(f),
+                Ok(_) | Err(BuildError::Ignored { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if found.len() > 1 {
+            return Err(BuildError::Invalid {
+                file: self.rel(dir),
+                message: "Found multiple kustomization files".into(),
+            });
+        }
+        Ok(found.pop())
+    }
+
+    /// The regular files and directories of `dir` (absolute, free of links) in Go's walk
+    /// order, without what the artifact leaves out. A symbolic link is an error naming it
+    /// (`file`, the kustomization being generated, lists what the scan finds): Flux's artifact
+    /// has no links, so Flux would silently apply less than the directory shows.
+    pub fn list_dir(&self, dir: &Path, file: &Path) -> Result<Vec<Listed>, BuildError> {
+        let io = |source| BuildError::Io {
+            path: self.rel(dir),
+            source,
+        };
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            entries.push((entry.file_name(), entry.file_type().map_err(io)?));
+        }
+        // filepath.Walk visits names in byte order.
+        entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+        let mut out = Vec::new();
+        for (name, kind) in entries {
+            let path = dir.join(&name);
+            if kind.is_symlink() {
+                return Err(BuildError::Symlink {
+                    file: file.to_path_buf(),
+                    entry: name.to_string_lossy().into_owned(),
+                    link: self.rel(&path),
+                });
+            }
+            if kind.is_dir() {
+                // Each path is matched on its own: an excluded directory may hold included
+                // files, unless no pattern includes anything.
+                if self.ignore.has_inclusions() || self.ignored(&path, true).is_none() {
+                    out.push(Listed::Dir(path));
+                }
+            } else if kind.is_file() && self.ignored(&path, false).is_none() {
+                out.push(Listed::File(path));
+            }
+        }
+        Ok(out)
+    }
+
+    fn is_clean(&self, dir: &Path) -> bool {
+        self.clean_dirs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(dir)
+    }
+
+    pub fn read_bytes(&self, abs: &Path) -> Result<Vec<u8>, BuildError> {
+        std::fs::read(abs).map_err(|source| BuildError::Io {
+            path: self.rel(abs),
+            source,
+        })
+    }
+
+    /// A text file kustomize parses: UTF-8 (a leading byte-order mark is dropped, as
+    /// go-yaml does).
+    pub fn read_text(&self, abs: &Path) -> Result<String, BuildError> {
+        text(self.read_bytes(abs)?, &self.rel(abs))
+    }
+}
+
+/// A rule leaving a file out of the artifact, for messages.
+fn describe(rule: &Pattern) -> String {
+    match &rule.origin {
+        Origin::File { path, line } => {
+            format!("the pattern `{}` of {}:{line}", rule.text, path.display())
+        }
+        Origin::Vcs => format!(
+            "source-controller's exclusion of version-control files `{}`",
+            rule.text
+        ),
+        Origin::Default => format!(
+            "source-controller's default exclusion `{}` (a .sourceignore file with any pattern replaces the defaults)",
+            rule.text
+        ),
+    }
+}
+
+/// Bytes as text, or the error naming the file and the first bad byte.
+pub fn text(bytes: Vec<u8>, path: &Path) -> Result<String, BuildError> {
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Err(BuildError::Unsupported {
+            file: path.to_path_buf(),
+            field: "UTF-16 text".into(),
+        });
+    }
+    let mut s = String::from_utf8(bytes).map_err(|e| BuildError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset: e.utf8_error().valid_up_to(),
+    })?;
+    if s.starts_with('\u{feff}') {
+        s.drain(..3);
+    }
+    Ok(s)
+}

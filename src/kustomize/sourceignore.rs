@@ -1,0 +1,625 @@
+//! Which repository files Flux's artifact leaves out, as source-controller decides it
+//! (fluxcd/pkg `sourceignore` and `artifact/storage.SourceIgnoreFilter`, over the gitignore
+//! matcher fluxcd/pkg copied from go-git v5.16.4):
+//!
+//! - `.sourceignore` files, in every directory but `.git` (a directory reached through a
+//!   symbolic link is not descended into), each scoped to its directory, deeper files last;
+//! - `.git/`, `.gitignore`, `.gitmodules`, `.gitattributes`, always;
+//! - only when no `.sourceignore` pattern exists at all, the defaults: images and archives
+//!   (`*.png`, `*.zip`, ...), CI files (`.github/`, `cloudbuild.yaml`, ...), `.sops.yaml`,
+//!   `.flux.yaml`, `.goreleaser.yml`.
+//!
+//! Every path is matched on its own (an excluded directory's files are matched again), the
+//! last matching pattern deciding. The bootstrap GitRepository that `flux_bootstrap_git`
+//! writes sets no `spec.ignore`, so nothing else applies.
+
+use std::path::{Path, PathBuf};
+
+use super::BuildError;
+
+pub const IGNORE_FILE: &str = ".sourceignore";
+const EXCLUDE_VCS: &str = ".git/,.gitignore,.gitmodules,.gitattributes";
+const EXCLUDE_EXT: &str = "*.jpg,*.jpeg,*.gif,*.png,*.wmv,*.flv,*.tar.gz,*.zip";
+const EXCLUDE_CI: &str = ".github/,.circleci/,.travis.yml,.gitlab-ci.yml,appveyor.yml,.drone.yml,cloudbuild.yaml,codeship-services.yml,codeship-steps.yml";
+const EXCLUDE_EXTRA: &str = "**/.goreleaser.yml,**/.sops.yaml,**/.flux.yaml";
+
+/// Where a pattern was written, for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A line of a `.sourceignore` file (repository-relative).
+    File { path: PathBuf, line: usize },
+    /// source-controller's exclusions of version-control files, always in force.
+    Vcs,
+    /// source-controller's default exclusions, in force when no `.sourceignore` pattern is.
+    Default,
+}
+
+/// One gitignore pattern (go-git's `pattern`).
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// The directory it applies in, as path components below the repository root.
+    domain: Vec<Vec<u8>>,
+    parts: Vec<Vec<u8>>,
+    inclusion: bool,
+    dir_only: bool,
+    is_glob: bool,
+    pub text: String,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MatchResult {
+    NoMatch,
+    Exclude,
+    Include,
+}
+
+impl Pattern {
+    /// gitignore.ParsePattern.
+    pub fn parse(p: &[u8], domain: &[Vec<u8>], origin: Origin) -> Pattern {
+        let text = String::from_utf8_lossy(p).into_owned();
+        let mut p = p;
+        let mut inclusion = false;
+        if let Some(rest) = p.strip_prefix(b"!") {
+            inclusion = true;
+            p = rest;
+        }
+        if !p.ends_with(b"\\ ") {
+            while let Some(rest) = p.strip_suffix(b" ") {
+                p = rest;
+            }
+        }
+        let mut dir_only = false;
+        if let Some(rest) = p.strip_suffix(b"/") {
+            dir_only = true;
+            p = rest;
+        }
+        Pattern {
+            domain: domain.to_vec(),
+            parts: p.split(|b| *b == b'/').map(<[u8]>::to_vec).collect(),
+            inclusion,
+            dir_only,
+            is_glob: p.contains(&b'/'),
+            text,
+            origin,
+        }
+    }
+
+    fn matches(&self, path: &[&[u8]], is_dir: bool) -> MatchResult {
+        if path.len() <= self.domain.len()
+            || self
+                .domain
+                .iter()
+                .zip(path)
+                .any(|(d, p)| d.as_slice() != *p)
+        {
+            return MatchResult::NoMatch;
+        }
+        let path = &path[self.domain.len()..];
+        let hit = if self.is_glob {
+            self.glob_match(path, is_dir)
+        } else {
+            self.simple_name_match(path, is_dir)
+        };
+        match (hit, self.inclusion) {
+            (false, _) => MatchResult::NoMatch,
+            (true, true) => MatchResult::Include,
+            (true, false) => MatchResult::Exclude,
+        }
+    }
+
+    fn simple_name_match(&self, path: &[&[u8]], is_dir: bool) -> bool {
+        for (i, name) in path.iter().enumerate() {
+            match go_match(&self.parts[0], name) {
+                Err(()) => return false,
+                Ok(false) => continue,
+                Ok(true) => {}
+            }
+            if self.dir_only && !is_dir && i == path.len() - 1 {
+                return false;
+            }
+            return true;
+        }
+        false
+    }
+
+    fn glob_match(&self, mut path: &[&[u8]], is_dir: bool) -> bool {
+        let mut matched = false;
+        let mut can_traverse = false;
+        for (i, pattern) in self.parts.iter().enumerate() {
+            if pattern.is_empty() {
+                can_traverse = false;
+                continue;
+            }
+            if pattern == b"**" {
+                if i == self.parts.len() - 1 {
+                    break;
+                }
+                can_traverse = true;
+                continue;
+            }
+            if pattern.windows(2).any(|w| w == b"**") {
+                return false;
+            }
+            if path.is_empty() {
+                return false;
+            }
+            if can_traverse {
+                can_traverse = false;
+                while let Some((e, rest)) = path.split_first() {
+                    path = rest;
+                    match go_match(pattern, e) {
+                        Err(()) => return false,
+                        Ok(true) => {
+                            matched = true;
+                            break;
+                        }
+                        Ok(false) if path.is_empty() => matched = false,
+                        Ok(false) => {}
+                    }
+                }
+            } else {
+                match go_match(pattern, path[0]) {
+                    Ok(true) => {}
+                    _ => return false,
+                }
+                matched = true;
+                path = &path[1..];
+            }
+        }
+        if matched && self.dir_only && !is_dir && path.is_empty() {
+            matched = false;
+        }
+        matched
+    }
+}
+
+/// The patterns in force for a repository, lowest priority first.
+#[derive(Debug, Clone, Default)]
+pub struct Matcher {
+    patterns: Vec<Pattern>,
+}
+
+impl Matcher {
+    /// Whether any pattern re-includes paths (`!...`).
+    pub fn has_inclusions(&self) -> bool {
+        self.patterns.iter().any(|p| p.inclusion)
+    }
+
+    /// The pattern that excludes `rel` (repository-relative) from the artifact, if one does.
+    pub fn excluded_by(&self, rel: &Path, is_dir: bool) -> Option<&Pattern> {
+        let parts: Vec<&[u8]> = rel
+            .components()
+            .map(|c| c.as_os_str().as_encoded_bytes())
+            .collect();
+        self.patterns
+            .iter()
+            .rev()
+            .find_map(|p| match p.matches(&parts, is_dir) {
+                MatchResult::NoMatch => None,
+                MatchResult::Exclude => Some(Some(p)),
+                MatchResult::Include => Some(None),
+            })
+            .flatten()
+    }
+}
+
+fn split_list(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',')
+}
+
+/// The matcher source-controller archives a GitRepository with (no `spec.ignore`).
+pub fn load(root: &Path) -> Result<Matcher, BuildError> {
+    let mut found = Vec::new();
+    load_dir(root, root, &[], &mut found)?;
+    let parse = |list: &'static str, origin: Origin| {
+        split_list(list).map(move |p| Pattern::parse(p.as_bytes(), &[], origin.clone()))
+    };
+    let mut patterns: Vec<Pattern> = parse(EXCLUDE_VCS, Origin::Vcs).collect();
+    // SourceIgnoreFilter: the defaults only apply when no pattern was found.
+    if found.is_empty() {
+        for list in [EXCLUDE_EXT, EXCLUDE_CI, EXCLUDE_EXTRA] {
+            patterns.extend(parse(list, Origin::Default));
+        }
+    }
+    patterns.extend(found);
+    Ok(Matcher { patterns })
+}
+
+/// sourceignore.LoadIgnorePatterns: this directory's file, then each sub-directory's (in
+/// name order, depth first), `.git` and symbolic links left out.
+fn load_dir(
+    root: &Path,
+    dir: &Path,
+    domain: &[Vec<u8>],
+    out: &mut Vec<Pattern>,
+) -> Result<(), BuildError> {
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).to_path_buf();
+    let file = dir.join(IGNORE_FILE);
+    match std::fs::symlink_metadata(&file) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(BuildError::Invalid {
+                file: rel(&file),
+                message: "is a symbolic link; source-controller reads .sourceignore files through links, cellgen does not follow them (commit the file itself)".into(),
+            });
+        }
+        Ok(meta) if meta.is_file() => {
+            let bytes = std::fs::read(&file).map_err(|source| BuildError::Io {
+                path: rel(&file),
+                source,
+            })?;
+            out.extend(read_patterns(&bytes, domain, &rel(&file)));
+        }
+        // A directory named .sourceignore opens but reads nothing; no file, no patterns.
+        _ => {}
+    }
+    let io = |source| BuildError::Io {
+        path: rel(dir),
+        source,
+    };
+    let mut subdirs = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let is_dir = entry.file_type().map_err(io)?.is_dir();
+        if is_dir && entry.file_name() != ".git" {
+            subdirs.push(entry.file_name());
+        }
+    }
+    // os.ReadDir sorts by name.
+    subdirs.sort();
+    for name in subdirs {
+        let mut sub = domain.to_vec();
+        sub.push(name.as_encoded_bytes().to_vec());
+        load_dir(root, &dir.join(&name), &sub, out)?;
+    }
+    Ok(())
+}
+
+/// sourceignore.ReadPatterns: one pattern a line, `#` comments and blank lines skipped.
+/// bufio.Scanner stops (silently) at a line longer than its 64 KiB buffer.
+fn read_patterns(bytes: &[u8], domain: &[Vec<u8>], file: &Path) -> Vec<Pattern> {
+    const MAX_LINE: usize = 64 * 1024 - 1;
+    let mut out = Vec::new();
+    let mut lines = bytes.split(|b| *b == b'\n').enumerate().peekable();
+    while let Some((n, line)) = lines.next() {
+        let last = lines.peek().is_none();
+        if last && line.is_empty() {
+            break;
+        }
+        if line.len() > MAX_LINE + usize::from(last) {
+            break;
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let blank = String::from_utf8_lossy(line).trim().is_empty();
+        if line.starts_with(b"#") || blank {
+            continue;
+        }
+        let origin = Origin::File {
+            path: file.to_path_buf(),
+            line: n + 1,
+        };
+        out.push(Pattern::parse(line, domain, origin));
+    }
+    out
+}
+
+/// One UTF-8 character of `s` (Go's utf8.DecodeRune: an invalid byte is U+FFFD, length 1).
+fn decode(s: &[u8]) -> (char, usize) {
+    let len = match s.first() {
+        None => return (char::REPLACEMENT_CHARACTER, 0),
+        Some(b) if *b < 0x80 => 1,
+        Some(b) if *b >= 0xf0 => 4,
+        Some(b) if *b >= 0xe0 => 3,
+        Some(_) => 2,
+    };
+    match s.get(..len).and_then(|c| std::str::from_utf8(c).ok()) {
+        Some(c) => (c.chars().next().unwrap_or(char::REPLACEMENT_CHARACTER), len),
+        None => (char::REPLACEMENT_CHARACTER, 1),
+    }
+}
+
+/// Go's path/filepath.Match on one path component (Unix: `\` escapes). `Err` is
+/// ErrBadPattern, which the gitignore matcher takes as no match.
+pub fn go_match(mut pattern: &[u8], mut name: &[u8]) -> Result<bool, ()> {
+    'pattern: while !pattern.is_empty() {
+        let (star, chunk, rest) = scan_chunk(pattern);
+        pattern = rest;
+        if star && chunk.is_empty() {
+            return Ok(!name.contains(&b'/'));
+        }
+        let (t, ok, err) = match_chunk(chunk, name);
+        if ok && (t.is_empty() || !pattern.is_empty()) {
+            name = t;
+            continue;
+        }
+        if err {
+            return Err(());
+        }
+        if star {
+            let mut i = 0;
+            while i < name.len() && name[i] != b'/' {
+                let (t, ok, err) = match_chunk(chunk, &name[i + 1..]);
+                if ok {
+                    if pattern.is_empty() && !t.is_empty() {
+                        i += 1;
+                        continue;
+                    }
+                    name = t;
+                    continue 'pattern;
+                }
+                if err {
+                    return Err(());
+                }
+                i += 1;
+            }
+        }
+        // The rest of the pattern must still be well-formed.
+        while !pattern.is_empty() {
+            let (_, chunk, rest) = scan_chunk(pattern);
+            pattern = rest;
+            if match_chunk(chunk, b"").2 {
+                return Err(());
+            }
+        }
+        return Ok(false);
+    }
+    Ok(name.is_empty())
+}
+
+fn scan_chunk(mut pattern: &[u8]) -> (bool, &[u8], &[u8]) {
+    let mut star = false;
+    while let Some(rest) = pattern.strip_prefix(b"*") {
+        pattern = rest;
+        star = true;
+    }
+    let mut in_range = false;
+    let mut i = 0;
+    while i < pattern.len() {
+        match pattern[i] {
+            b'\\' if i + 1 < pattern.len() => i += 1,
+            b'[' => in_range = true,
+            b']' => in_range = false,
+            b'*' if !in_range => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    (star, &pattern[..i], &pattern[i..])
+}
+
+/// Go's matchChunk: (rest of `s`, matched, bad pattern).
+fn match_chunk<'s>(mut chunk: &[u8], mut s: &'s [u8]) -> (&'s [u8], bool, bool) {
+    let mut failed = false;
+    while !chunk.is_empty() {
+        if !failed && s.is_empty() {
+            failed = true;
+        }
+        match chunk[0] {
+            b'[' => {
+                let mut r = char::REPLACEMENT_CHARACTER;
+                if !failed {
+                    let (c, n) = decode(s);
+                    r = c;
+                    s = &s[n..];
+                }
+                chunk = &chunk[1..];
+                let mut negated = false;
+                if chunk.first() == Some(&b'^') {
+                    negated = true;
+                    chunk = &chunk[1..];
+                }
+                let mut matched = false;
+                let mut nrange = 0;
+                loop {
+                    if chunk.first() == Some(&b']') && nrange > 0 {
+                        chunk = &chunk[1..];
+                        break;
+                    }
+                    let Some((lo, rest)) = get_esc(chunk) else {
+                        return (b"", false, true);
+                    };
+                    chunk = rest;
+                    let mut hi = lo;
+                    if chunk[0] == b'-' {
+                        let Some((h, rest)) = get_esc(&chunk[1..]) else {
+                            return (b"", false, true);
+                        };
+                        hi = h;
+                        chunk = rest;
+                    }
+                    if lo <= r && r <= hi {
+                        matched = true;
+                    }
+                    nrange += 1;
+                }
+                if matched == negated {
+                    failed = true;
+                }
+            }
+            b'?' => {
+                if !failed {
+                    if s[0] == b'/' {
+                        failed = true;
+                    }
+                    let (_, n) = decode(s);
+                    s = &s[n..];
+                }
+                chunk = &chunk[1..];
+            }
+            c => {
+                let c = if c == b'\\' {
+                    chunk = &chunk[1..];
+                    match chunk.first() {
+                        Some(c) => *c,
+                        None => return (b"", false, true),
+                    }
+                } else {
+                    c
+                };
+                if !failed {
+                    if c != s[0] {
+                        failed = true;
+                    }
+                    s = &s[1..];
+                }
+                chunk = &chunk[1..];
+            }
+        }
+    }
+    if failed {
+        return (b"", false, false);
+    }
+    (s, true, false)
+}
+
+/// Go's getEsc: one (possibly escaped) character of a class, which may not end the pattern.
+fn get_esc(mut chunk: &[u8]) -> Option<(char, &[u8])> {
+    match chunk.first() {
+        None | Some(b'-') | Some(b']') => return None,
+        Some(b'\\') => {
+            chunk = &chunk[1..];
+            if chunk.is_empty() {
+                return None;
+            }
+        }
+        Some(_) => {}
+    }
+    let (r, n) = decode(chunk);
+    if r == char::REPLACEMENT_CHARACTER && n == 1 {
+        return None;
+    }
+    let rest = &chunk[n..];
+    if rest.is_empty() {
+        return None;
+    }
+    Some((r, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_filepath_match() {
+        let m = |p: &str, n: &str| go_match(p.as_bytes(), n.as_bytes());
+        // Cases from Go's path/filepath match_test.go.
+        assert_eq!(m("abc", "abc"), Ok(true));
+        assert_eq!(m("*", "abc"), Ok(true));
+        assert_eq!(m("*c", "abc"), Ok(true));
+        assert_eq!(m("a*", "a"), Ok(true));
+        assert_eq!(m("a*", "abc"), Ok(true));
+        assert_eq!(m("a*", "ab/c"), Ok(false));
+        assert_eq!(m("a*/b", "abc/b"), Ok(true));
+        assert_eq!(m("a*b*c*d*e*/f", "axbxcxdxe/f"), Ok(true));
+        assert_eq!(m("a*b?c*x", "abxbbxdbxebxczzx"), Ok(true));
+        assert_eq!(m("a*b?c*x", "abxbbxdbxebxczzy"), Ok(false));
+        assert_eq!(m("ab[c]", "abc"), Ok(true));
+        assert_eq!(m("ab[b-d]", "abc"), Ok(true));
+        assert_eq!(m("ab[e-g]", "abc"), Ok(false));
+        assert_eq!(m("ab[^c]", "abc"), Ok(false));
+        assert_eq!(m("ab[^b-d]", "abc"), Ok(false));
+        assert_eq!(m("ab[^e-g]", "abc"), Ok(true));
+        assert_eq!(m("a\\*b", "a*b"), Ok(true));
+        assert_eq!(m("a\\*b", "ab"), Ok(false));
+        assert_eq!(m("a?b", "a☺b"), Ok(true));
+        assert_eq!(m("a[^a]b", "a☺b"), Ok(true));
+        assert_eq!(m("a???b", "a☺b"), Ok(false));
+        assert_eq!(m("[a-ζ]*", "α"), Ok(true));
+        assert_eq!(m("*[a-ζ]", "A"), Ok(false));
+        assert_eq!(m("a?b", "a/b"), Ok(false));
+        assert_eq!(m("a*b", "a/b"), Ok(false));
+        assert_eq!(m("[\\]a]", "]"), Ok(true));
+        assert_eq!(m("[\\-]", "-"), Ok(true));
+        assert_eq!(m("[x\\-]", "z"), Ok(false));
+        assert_eq!(m("[\\-x]", "a"), Ok(false));
+        assert_eq!(m("[]a]", "]"), Err(()));
+        assert_eq!(m("[-]", "-"), Err(()));
+        assert_eq!(m("[x-]", "x"), Err(()));
+        assert_eq!(m("[a-b-c]", "a"), Err(()));
+        assert_eq!(m("\\", "a"), Err(()));
+        assert_eq!(m("[x-]", "z"), Err(()));
+        assert_eq!(m("[-x]", "a"), Err(()));
+        assert_eq!(m("[", "a"), Err(()));
+        assert_eq!(m("[^", "a"), Err(()));
+        assert_eq!(m("[^bc", "a"), Err(()));
+        assert_eq!(m("a[", "a"), Err(()));
+        assert_eq!(m("a[", "ab"), Err(()));
+        assert_eq!(m("a[", "x"), Err(()));
+        assert_eq!(m("a/b[", "x"), Err(()));
+        assert_eq!(m("*x", "xxx"), Ok(true));
+    }
+
+    fn matcher(files: &[(&str, &str)]) -> (tempfile::TempDir, Matcher) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let m = load(dir.path()).unwrap();
+        (dir, m)
+    }
+
+    fn excluded(m: &Matcher, path: &str) -> bool {
+        m.excluded_by(Path::new(path), false).is_some()
+    }
+
+    #[test]
+    fn defaults_apply_only_without_patterns() {
+        let (_d, m) = matcher(&[("a/keep.yaml", "")]);
+        for path in [
+            "logo.png",
+            "a/b/logo.png",
+            ".github/workflows/ci.yaml",
+            "a/cloudbuild.yaml",
+            "a/.sops.yaml",
+            ".git/config",
+            "a/.gitignore",
+        ] {
+            assert!(excluded(&m, path), "{path}");
+        }
+        assert!(!excluded(&m, "a/keep.yaml"));
+        assert!(!excluded(&m, "a/cloudbuild.yml"));
+        // Any pattern replaces the defaults (but not the VCS ones).
+        let (_d, m) = matcher(&[(".sourceignore", "# only comments count as none\n*.md\n")]);
+        assert!(excluded(&m, "README.md"));
+        assert!(!excluded(&m, "logo.png"));
+        assert!(!excluded(&m, ".github/workflows/ci.yaml"));
+        assert!(excluded(&m, ".gitattributes"));
+    }
+
+    #[test]
+    fn scoped_patterns_and_negation() {
+        let (_d, m) = matcher(&[
+            (
+                ".sourceignore",
+                "/terraform/\napps/*.yaml\n!apps/keep.yaml\n",
+            ),
+            ("sub/.sourceignore", "secret.yaml\r\n"),
+            ("x/.sourceignore", "**/deep/\n"),
+        ]);
+        assert!(excluded(&m, "terraform/main.tf"));
+        assert!(!excluded(&m, "a/terraform/main.tf"));
+        assert!(excluded(&m, "apps/a.yaml"));
+        assert!(!excluded(&m, "apps/keep.yaml"));
+        assert!(excluded(&m, "apps/a.yaml/b"));
+        assert!(excluded(&m, "sub/secret.yaml"));
+        assert!(excluded(&m, "sub/z/secret.yaml"));
+        assert!(!excluded(&m, "secret.yaml"));
+        assert!(excluded(&m, "x/a/deep/f.yaml"));
+        assert!(!excluded(&m, "deep/f.yaml"));
+        let by = m.excluded_by(Path::new("sub/secret.yaml"), false).unwrap();
+        assert_eq!(
+            by.origin,
+            Origin::File {
+                path: "sub/.sourceignore".into(),
+                line: 1
+            }
+        );
+        // A directory-only pattern does not match a file of that name.
+        let (_d, m) = matcher(&[(".sourceignore", "build/\n")]);
+        assert!(!excluded(&m, "build"));
+        assert!(m.excluded_by(Path::new("build"), true).is_some());
+        assert!(excluded(&m, "build/x.yaml"));
+    }
+}
