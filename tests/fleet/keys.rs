@@ -239,3 +239,30 @@ fn key_commands_refuse_bad_input_naming_the_flag_or_line() {
         ],
     );
 }
+
+#[test]
+fn a_new_cell_with_components_moves_the_number_once_and_rewrites_no_other_cell() {
+    let dir = temp_dir();
+    let root = dir.path();
+    new_cell(root, &[PROD]);
+    let prod = read(&root.join(format!("terraform/cells/{PROD}/cell-metadata.tf")));
+    let start = contract_number(root);
+    new_cell(root, &[DEV, "--components", "karpenter,external-dns"]);
+    assert_eq!(
+        contract_number(root),
+        start + 1,
+        "two components' keys, one command: one move"
+    );
+    assert_eq!(cell_number(root, DEV), start + 1);
+    assert_eq!(
+        read(&root.join(format!("terraform/cells/{PROD}/cell-metadata.tf"))),
+        prod,
+        "prod's keys did not change, nor does its ConfigMap"
+    );
+    // The same components in prod: its keys change now, the contract's do not.
+    run_ok(root, &["add-component", "karpenter", "--cell", PROD]);
+    run_ok(root, &["add-component", "external-dns", "--cell", PROD]);
+    assert_eq!(contract_number(root), start + 1);
+    assert_eq!(cell_number(root, PROD), start + 1);
+    check_green(root);
+}
