@@ -26,6 +26,8 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
         println!("Nothing to change: {why}");
         return Ok(());
     }
+    // The repository's record forgets the shared files that left with the cell.
+    crate::state::track_all_edits(&mut plan, &cell.name)?;
     crate::schema::refresh(&mut plan)?;
     super::finish(&plan, args.dry_run)?;
     // On a dry run stdout is the diff alone; what to do goes to stderr.

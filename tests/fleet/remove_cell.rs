@@ -88,6 +88,11 @@ fn remove_cell_takes_the_git_side_keeps_the_stack_and_prints_the_tear_down_in_or
         root.join("components/external-dns").exists(),
         "other cells run it"
     );
+    let record = read(&root.join(".cellgen/repository.json"));
+    assert!(
+        !record.contains("components/karpenter/") && record.contains("components/external-dns/"),
+        "the repository's record lists what is left:\n{record}"
+    );
     assert!(
         root.join(format!("terraform/cells/{DEV}/main.tf")).exists()
             || root
