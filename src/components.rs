@@ -365,6 +365,17 @@ pub fn remove(
         });
     }
 
+    // A version of the cell's own (`set-version`) leaves with the component: otherwise adding
+    // it again would bring the old pin back. A component without one chart has none.
+    if let Ok(chart) = crate::versions::locate(plan, component) {
+        let path = cell_flux_dir(&cell.name).join(format!("{}.yaml", chart.layer));
+        if plan.exists(&path) {
+            edit(plan, &path, |text| {
+                yaml::patches::remove_version_patch(text, &chart.target)
+                    .map_err(|e| invalid(&path, e))
+            })?;
+        }
+    }
     for layer_name in &component.spec.layers {
         let Some(layer) = config.layer(layer_name) else {
             continue;

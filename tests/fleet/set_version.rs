@@ -236,3 +236,29 @@ fn set_version_refuses_what_it_cannot_do_naming_the_flag() {
         ],
     );
 }
+
+#[test]
+fn a_cells_own_version_leaves_with_the_component() {
+    let dir = fleet();
+    let root = dir.path();
+    let layer = root.join(format!("cells/{DEV}/controllers.yaml"));
+    let before = read(&layer);
+    run_ok(
+        root,
+        &["set-version", "external-dns", "1.20.0", "--env", "dev"],
+    );
+    run_ok(root, &["remove-component", "external-dns", "--cell", DEV]);
+    let after = read(&layer);
+    assert!(!after.contains("patches:"), "a leftover pin:\n{after}");
+    // Added again, it runs the shared version, and the file has the lines it had (the
+    // component now listed last).
+    run_ok(root, &["add-component", "external-dns", "--cell", DEV]);
+    let lines = |text: &str| {
+        let mut l: Vec<String> = text.lines().map(str::to_string).collect();
+        l.sort();
+        l
+    };
+    assert_eq!(lines(&read(&layer)), lines(&before));
+    assert_eq!(helm_version(root, DEV), helm_version(root, PROD));
+    check_green(root);
+}
