@@ -186,21 +186,21 @@ pub fn add(plan: &mut Plan, catalog: &Catalog, key: &NewKey) -> Result<KeyOutcom
     };
     match config.keys.get(&key.name) {
         Some(existing) => {
-            let same = KeySpec {
-                since: None,
-                renamed_from: None,
-                ..existing.clone()
-            } == wanted;
-            if !same {
+            let line = line_of(&text, &format!("{}:", key.name)).unwrap_or(1);
+            let same_definition = existing.component.is_none()
+                && existing.description == wanted.description
+                && existing.example == wanted.example
+                && existing.terraform == wanted.terraform;
+            if !same_definition {
                 return Err(CellgenError::InvalidFlag {
                     flag: "NAME".into(),
                     reason: format!(
-                        "the contract has a key `{}` already ({CONFIG_FILE}:{}), with other settings: change it there, or `cellgen key remove`/`key rename` it first",
-                        key.name,
-                        line_of(&text, &format!("{}:", key.name)).unwrap_or(1)
+                        "the contract has a key `{}` already ({CONFIG_FILE}:{line}), with other settings: change it there, or `cellgen key remove`/`key rename` it first",
+                        key.name
                     ),
                 });
             }
+            widen(plan, &config, existing, &wanted, &key.name, line)?;
         }
         None => {
             check_new_name((&config, &text), catalog, &key.name, "NAME")?;
@@ -253,6 +253,54 @@ pub fn add(plan: &mut Plan, catalog: &Catalog, key: &NewKey) -> Result<KeyOutcom
         }
     }
     Ok(outcome)
+}
+
+/// The same key for more cells: its `cells:`/`environments:` gain the new ones (the key set,
+/// and so the contract's number, stay). Every cell is a selection `cellgen.yaml` states by
+/// having neither, which cellgen does not write over a narrower one: the user deletes them.
+fn widen(
+    plan: &mut Plan,
+    config: &Config,
+    existing: &KeySpec,
+    wanted: &KeySpec,
+    name: &str,
+    line: usize,
+) -> Result<(), CellgenError> {
+    let all = |s: &KeySpec| s.cells.is_empty() && s.environments.is_empty();
+    if all(existing) {
+        return Ok(());
+    }
+    if all(wanted) {
+        return Err(CellgenError::InvalidFlag {
+            flag: "NAME".into(),
+            reason: format!(
+                "`{name}` is written for some cells only ({CONFIG_FILE}:{line}, its `cells:`/`environments:`); to write it in every cell, delete those lines there and run this again, or name the cells with --cell/--env"
+            ),
+        });
+    }
+    let mut cells = existing.cells.clone();
+    cells.extend(wanted.cells.iter().cloned());
+    cells.sort();
+    cells.dedup();
+    let mut environments = existing.environments.clone();
+    for env in &wanted.environments {
+        if !environments.contains(env) {
+            environments.push(env.clone());
+        }
+    }
+    let mut fields = Vec::new();
+    if cells != existing.cells {
+        fields.push(("cells", Field::List(cells)));
+    }
+    if environments != existing.environments {
+        fields.push(("environments", Field::List(environments)));
+    }
+    if fields.is_empty() {
+        return Ok(());
+    }
+    edit_contract(plan, config.schema, |text| {
+        yaml::set_key_fields(text, name, &fields)
+    })
 }
 
 /// Renames a key on both sides. A second run (the contract has `new`, renamed from `old`)

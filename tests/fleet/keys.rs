@@ -266,3 +266,58 @@ fn a_new_cell_with_components_moves_the_number_once_and_rewrites_no_other_cell()
     assert_eq!(cell_number(root, PROD), start + 1);
     check_green(root);
 }
+
+#[test]
+fn the_same_key_is_added_to_more_cells_without_a_new_number() {
+    let dir = fleet();
+    let root = dir.path();
+    run_ok(root, &add_args("jobs_queue_url", &["--env", "dev"]));
+    let n = contract_number(root);
+    // staging too: its ConfigMap gains the key, the contract only the environment.
+    let (out, changed) = apply_once(root, &add_args("jobs_queue_url", &["--env", "staging"]));
+    assert_eq!(
+        changed,
+        [
+            format!(".cellgen/cells/{STAGING}.json"),
+            "cellgen.yaml".into(),
+            format!("terraform/cells/{STAGING}/cell-metadata.tf"),
+        ],
+        "{out}"
+    );
+    assert_eq!(contract_number(root), n, "the key set is the same");
+    assert_eq!(
+        cell_number(root, STAGING),
+        n,
+        "staging now writes the key of number {n}"
+    );
+    assert!(
+        read(&root.join("cellgen.yaml")).contains("    environments: [dev, staging]\n"),
+        "{}",
+        read(&root.join("cellgen.yaml"))
+    );
+    // Every cell is a selection cellgen.yaml states by having none: the user's edit.
+    run_fails(
+        root,
+        &add_args("jobs_queue_url", &[]),
+        2,
+        &[
+            "NAME",
+            "written for some cells only",
+            "cellgen.yaml:",
+            "delete those lines",
+        ],
+    );
+    edit_file(
+        root,
+        "cellgen.yaml",
+        "    environments: [dev, staging]\n",
+        "",
+    );
+    let (_, changed) = apply_once(root, &add_args("jobs_queue_url", &[]));
+    assert!(
+        changed.contains(&format!("terraform/cells/{PROD}/cell-metadata.tf")),
+        "{changed:?}"
+    );
+    assert_eq!(contract_number(root), n);
+    check_green(root);
+}
