@@ -225,15 +225,18 @@ pub fn verify(
             format!("cell_name is `{name}` in {source}, but it is verified as cell {cell}: is it from the right cluster?"),
         ));
     }
+    let expected = contract::expected_keys(config, catalog, cell, &components);
+    // The cell's number: the newest `since` among the keys the contract gives it.
+    let number = crate::contract::cell_number(config, expected.keys().map(String::as_str));
     match real.data.get(SCHEMA_KEY).map(|s| s.parse::<u32>()) {
-        Some(Ok(n)) if n == config.schema => {}
+        Some(Ok(n)) if n == number => {}
         Some(_) => findings.push(Finding::error(
             "schema-mismatch",
             file,
             real.line(SCHEMA_KEY),
             format!(
-                "schema is `{}` in {source} but {} in cellgen.yaml: apply the cell's Terraform (terraform/cells/{cell}) so the key set and its number match the manifests",
-                real.data[SCHEMA_KEY], config.schema
+                "schema is `{}` in {source} but the contract gives cell {cell} number {number} (the newest `since` among its keys in cellgen.yaml): apply the cell's Terraform (terraform/cells/{cell}) so the key set and its number match the manifests",
+                real.data[SCHEMA_KEY]
             ),
         )),
         None => findings.push(Finding::error(
@@ -241,12 +244,10 @@ pub fn verify(
             file,
             None,
             format!(
-                "{source} has no `schema` key; cellgen.yaml is at schema {}: apply the cell's Terraform",
-                config.schema
+                "{source} has no `schema` key; the contract gives cell {cell} number {number}: apply the cell's Terraform"
             ),
         )),
     }
-    let expected = contract::expected_keys(config, catalog, &components);
     for (key, why) in &expected {
         if !real.data.contains_key(key) {
             findings.push(Finding::error(

@@ -17,11 +17,14 @@ mod envsubst;
 mod explain;
 mod graph;
 mod init;
+mod key;
 mod list;
 mod man;
 mod new;
+pub(crate) mod remove_cell;
 mod render;
 mod schema;
+mod set_version;
 mod upgrade;
 mod values;
 mod verify;
@@ -45,6 +48,9 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::New(args) => writes(args.dry_run),
         Command::AddComponent(args) => writes(args.dry_run),
         Command::RemoveComponent(args) => writes(args.dry_run),
+        Command::RemoveCell(args) => writes(args.dry_run),
+        Command::SetVersion(args) => writes(args.dry_run),
+        Command::Key(args) => writes(args.command.dry_run()),
         Command::Upgrade(args) => writes(args.dry_run),
         Command::List(_)
         | Command::Check(_)
@@ -138,6 +144,15 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         Command::RemoveComponent(args) => {
             component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::RemoveCell(args) => {
+            remove_cell::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::SetVersion(args) => {
+            set_version::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Key(args) => {
+            key::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Upgrade(args) => upgrade::run(&mut session, args),
         Command::List(args) => {
