@@ -169,14 +169,26 @@ impl Snapshot {
         Ok(self.sample(cell, &components))
     }
 
-    /// What Flux applies for `cell`, rendered with the sample (key names Flux rejects left out,
-    /// as `check` does: they are reported on their line there).
-    pub fn render(&self, cell: &str, cache: &mut BuildCache) -> CellObjects {
-        let loaded = load_cell(&self.root, cell, cache).map_err(|e| match e.line {
-            Some(line) => format!("{}:{line}: {}", e.file.display(), e.message),
-            None => format!("{}: {}", e.file.display(), e.message),
-        })?;
-        let mut data = self.sample(cell, &loaded.components());
+    /// What Flux applies for `cell` (rendered with the sample, key names Flux rejects left out as
+    /// `check` leaves them out: they are reported on their line there), and the sample (empty
+    /// when the cell's directory does not build).
+    pub fn render_with_sample(
+        &self,
+        cell: &str,
+        cache: &mut BuildCache,
+    ) -> (CellObjects, BTreeMap<String, String>) {
+        let loaded = match load_cell(&self.root, cell, cache) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                let message = match e.line {
+                    Some(line) => format!("{}:{line}: {}", e.file.display(), e.message),
+                    None => format!("{}: {}", e.file.display(), e.message),
+                };
+                return (Err(message), BTreeMap::new());
+            }
+        };
+        let sample = self.sample(cell, &loaded.components());
+        let mut data = sample.clone();
         data.retain(|k, _| crate::keys::is_valid_key_name(k));
         let rendered = render_layers(loaded, &data, cache);
         let mut out = Vec::new();
@@ -229,7 +241,7 @@ impl Snapshot {
             };
             out.push((layer.layer.name.clone(), objects));
         }
-        Ok(out)
+        (Ok(out), sample)
     }
 }
 

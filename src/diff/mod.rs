@@ -172,8 +172,7 @@ fn side(
     if !snapshot.cells.iter().any(|c| c == cell) {
         return (None, BTreeMap::new());
     }
-    let objects = snapshot.render(cell, cache);
-    let sample = snapshot.cell_sample(cell, cache).unwrap_or_default();
+    let (objects, sample) = snapshot.render_with_sample(cell, cache);
     (Some(objects), sample)
 }
 

@@ -35,6 +35,8 @@ pub struct GitTree {
     /// Every directory holding an entry (the root excluded).
     dirs: BTreeSet<PathBuf>,
     others: BTreeSet<PathBuf>,
+    /// Each directory's entries (the root's under ""), sorted by name.
+    children: BTreeMap<PathBuf, Vec<(OsString, Kind)>>,
 }
 
 /// Why a Git tree could not be read.
@@ -124,6 +126,23 @@ impl GitTree {
             }
         }
         tree.files = cat_blobs(root, blobs)?;
+        let mut children: BTreeMap<PathBuf, BTreeMap<OsString, Kind>> = BTreeMap::new();
+        let entries = (tree.files.keys().map(|p| (p, Kind::File)))
+            .chain(tree.dirs.iter().map(|p| (p, Kind::Dir)))
+            .chain(tree.links.iter().map(|p| (p, Kind::Link)))
+            .chain(tree.others.iter().map(|p| (p, Kind::Other)));
+        for (path, kind) in entries {
+            if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
+                children
+                    .entry(parent.to_path_buf())
+                    .or_default()
+                    .insert(name.to_os_string(), kind);
+            }
+        }
+        tree.children = children
+            .into_iter()
+            .map(|(dir, names)| (dir, names.into_iter().collect()))
+            .collect();
         Ok(tree)
     }
 
@@ -144,21 +163,7 @@ impl GitTree {
     }
 
     fn children(&self, rel: &Path) -> Vec<(OsString, Kind)> {
-        let direct = |p: &PathBuf| p.parent() == Some(rel);
-        let mut out: BTreeMap<OsString, Kind> = BTreeMap::new();
-        for (set, kind) in [
-            (self.files.keys().collect::<Vec<_>>(), Kind::File),
-            (self.dirs.iter().collect(), Kind::Dir),
-            (self.links.iter().collect(), Kind::Link),
-            (self.others.iter().collect(), Kind::Other),
-        ] {
-            for p in set.into_iter().filter(|p| direct(p)) {
-                if let Some(name) = p.file_name() {
-                    out.insert(name.to_os_string(), kind);
-                }
-            }
-        }
-        out.into_iter().collect()
+        self.children.get(rel).cloned().unwrap_or_default()
     }
 
     /// Every file path (relative), for listing.
