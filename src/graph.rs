@@ -115,7 +115,7 @@ pub fn build(snapshot: &Snapshot, cells: &[String], cache: &mut BuildCache) -> G
             key: SCHEMA_KEY.to_string(),
             contracted: true,
             description: Some(format!(
-                "the contract's number, {} in cellgen.yaml (a manifest that needs a key set can ask for it)",
+                "the number of the cell's key set: the newest `since` among its keys (cellgen.yaml is at {})",
                 snapshot.config.schema
             )),
             ..KeyNode::default()
