@@ -176,7 +176,7 @@ fn side(
     (Some(objects), sample)
 }
 
-fn compare_cell(before: &CellObjects, after: &CellObjects) -> Vec<LayerDiff> {
+fn compare_cell<'a>(before: &'a CellObjects, after: &'a CellObjects) -> Vec<LayerDiff> {
     let (before, after) = match (before, after) {
         (Ok(b), Ok(a)) => (b, a),
         (b, a) => {
@@ -199,14 +199,15 @@ fn compare_cell(before: &CellObjects, after: &CellObjects) -> Vec<LayerDiff> {
             names.push(n);
         }
     }
-    let find = |list: &'_ [(String, LayerObjects)], name: &str| -> Option<LayerObjects> {
-        list.iter().find(|(n, _)| n == name).map(|(_, l)| l.clone())
+    let empty: LayerObjects = Ok(BTreeMap::new());
+    let find = |list: &'a [(String, LayerObjects)], name: &str| -> Option<&'a LayerObjects> {
+        list.iter().find(|(n, _)| n == name).map(|(_, l)| l)
     };
     let mut out = Vec::new();
     for name in names {
-        let b = find(before, name).unwrap_or_else(|| Ok(BTreeMap::new()));
-        let a = find(after, name).unwrap_or_else(|| Ok(BTreeMap::new()));
-        let diff = match (&b, &a) {
+        let b = find(before, name).unwrap_or(&empty);
+        let a = find(after, name).unwrap_or(&empty);
+        let diff = match (b, a) {
             (Ok(b), Ok(a)) => LayerDiff {
                 layer: name.clone(),
                 base_error: None,

@@ -165,11 +165,6 @@ impl GitTree {
     fn children(&self, rel: &Path) -> Vec<(OsString, Kind)> {
         self.children.get(rel).cloned().unwrap_or_default()
     }
-
-    /// Every file path (relative), for listing.
-    pub fn files(&self) -> impl Iterator<Item = &Path> {
-        self.files.keys().map(PathBuf::as_path)
-    }
 }
 
 /// The contents of `blobs` (object id, path), read in one `git cat-file --batch`.
