@@ -76,13 +76,27 @@ pub fn run_observed(
     // Whether every layer of every cell was rendered; otherwise a key may look unused only
     // because the layer that uses it was not.
     let mut complete = true;
-    for checked in check_cells(repo, catalog, options, &cache, &cells, on_cell) {
+    // The repository-wide checks run beside the cells' (report.normalise orders findings).
+    let (checked, repository) = std::thread::scope(|scope| {
+        let repository = scope.spawn(|| {
+            let mut findings = Vec::new();
+            network::check(&repo.root, &all, &cells, &mut findings);
+            markers::check(&repo.root, &repo.config, &cells, &mut findings);
+            findings
+        });
+        let checked = check_cells(repo, catalog, options, &cache, &cells, on_cell);
+        let repository = match repository.join() {
+            Ok(findings) => findings,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        (checked, repository)
+    });
+    for checked in checked {
         report.findings.extend(checked.findings);
         used.extend(checked.used);
         complete &= checked.complete;
     }
-    network::check(&repo.root, &all, &cells, &mut report.findings);
-    markers::check(&repo.root, &repo.config, &cells, &mut report.findings);
+    report.findings.extend(repository);
     if options.cells.is_empty() && !cells.is_empty() && complete {
         let config_text = std::fs::read_to_string(repo.root.join(CONFIG_FILE)).unwrap_or_default();
         for key in repo.config.keys.keys().filter(|k| !used.contains(*k)) {

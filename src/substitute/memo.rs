@@ -112,3 +112,77 @@ impl Prepared {
         self.memos.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vars {
+        Vars(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    const STRICT: SubstituteOptions = SubstituteOptions {
+        strict: true,
+        strategy_always: false,
+    };
+
+    #[test]
+    fn results_are_shared_when_the_look_ups_answer_alike() {
+        let obj = json!({"data": {"name": "${cell}", "n": "${n:-1}"}});
+        let p = Prepared::new(&obj);
+        let a = p.substitute(&obj, &vars(&[("cell", "a"), ("other", "1")]), &STRICT);
+        assert_eq!(a.unwrap(), json!({"data": {"name": "a", "n": 1}}));
+        // A variable the object does not use changes nothing: same result, no new entry.
+        let again = p.substitute(&obj, &vars(&[("cell", "a"), ("other", "2")]), &STRICT);
+        assert_eq!(again.unwrap(), json!({"data": {"name": "a", "n": 1}}));
+        assert_eq!(p.lock().len(), 1);
+        // A used one does; so does strictness.
+        let b = p.substitute(&obj, &vars(&[("cell", "b"), ("n", "2")]), &STRICT);
+        assert_eq!(b.unwrap(), json!({"data": {"name": "b", "n": 2}}));
+        let lax = SubstituteOptions {
+            strict: false,
+            ..STRICT
+        };
+        let c = p.substitute(&obj, &vars(&[("other", "1")]), &lax);
+        // An empty value reads back as null, as in Flux.
+        assert_eq!(c.unwrap(), json!({"data": {"name": null, "n": 1}}));
+        assert!(
+            p.substitute(&obj, &vars(&[("other", "1")]), &STRICT)
+                .is_err()
+        );
+        assert_eq!(p.lock().len(), 4);
+    }
+
+    #[test]
+    fn an_object_without_expressions_is_substituted_once() {
+        let obj = json!({"data": {"a": "1", "b": "$$x"}});
+        let p = Prepared::new(&obj);
+        for cell in ["a", "b", "c"] {
+            let out = p
+                .substitute(&obj, &vars(&[("cell", cell)]), &STRICT)
+                .unwrap();
+            assert_eq!(out, json!({"data": {"a": "1", "b": "$x"}}));
+        }
+        assert_eq!(p.lock().len(), 1);
+    }
+
+    #[test]
+    fn results_kept_are_bounded() {
+        let obj = json!({"data": {"name": "${cell}"}});
+        let p = Prepared::new(&obj);
+        for i in 0..KEPT + 5 {
+            let cell = format!("c{i}");
+            let out = p
+                .substitute(&obj, &vars(&[("cell", &cell)]), &STRICT)
+                .unwrap();
+            assert_eq!(out, json!({"data": {"name": cell}}));
+        }
+        assert_eq!(p.lock().len(), KEPT);
+    }
+}
