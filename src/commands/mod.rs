@@ -14,11 +14,14 @@ mod completions;
 mod component;
 mod envsubst;
 mod init;
+mod key;
 mod list;
 mod man;
 mod new;
+pub(crate) mod remove_cell;
 mod render;
 mod schema;
+mod set_version;
 mod upgrade;
 
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
@@ -40,6 +43,9 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::New(args) => writes(args.dry_run),
         Command::AddComponent(args) => writes(args.dry_run),
         Command::RemoveComponent(args) => writes(args.dry_run),
+        Command::RemoveCell(args) => writes(args.dry_run),
+        Command::SetVersion(args) => writes(args.dry_run),
+        Command::Key(args) => writes(args.command.dry_run()),
         Command::Upgrade(args) => writes(args.dry_run),
         Command::List(_) | Command::Check(_) | Command::Render(_) => Some(Access::Read),
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
@@ -126,6 +132,15 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         Command::RemoveComponent(args) => {
             component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::RemoveCell(args) => {
+            remove_cell::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::SetVersion(args) => {
+            set_version::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Key(args) => {
+            key::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Upgrade(args) => upgrade::run(&mut session, args),
         Command::List(args) => {

@@ -108,6 +108,14 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     for (path, contents) in scaffold::cell_files(&templates, &config, &cell, &inputs)? {
         desired.write(path, contents)?;
     }
+    // The components' files as cellgen writes them now: the ones on disk are compared with
+    // these below (kept when the user changed them), never refused here.
+    for name in &had {
+        let tf = cell_terraform_dir(&cell.name).join(format!("{name}.tf"));
+        if desired.exists(&tf) {
+            desired.delete(tf)?;
+        }
+    }
     for name in &had {
         components::add(
             &mut desired,
@@ -144,7 +152,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
 
     super::finish(&plan, args.dry_run)?;
     if let Some(kept) = &kept_scaffold {
-        init::print_kept(kept);
+        init::print_kept(kept, plan.root());
     }
     for kept in &outcome.kept {
         println!(
