@@ -39,13 +39,16 @@ struct Entry {
     prepared: PreparedObjects,
 }
 
+/// A build's key (layer path, Flux fields) and its slot, filled once.
+type Slots = HashMap<(String, FluxFields), Arc<OnceLock<Entry>>>;
+
 /// Builds keyed by (path, Flux fields): cells share layers. Shared by the threads that check
 /// cells: each build is made once, by the first thread that needs it (the others wait for it).
 pub struct BuildCache {
     /// The repository as Flux's artifact has it, opened once (or why it cannot be).
     repo: Result<Repo, Arc<BuildError>>,
     mode: Mode,
-    builds: Mutex<HashMap<(String, FluxFields), Arc<OnceLock<Entry>>>>,
+    builds: Mutex<Slots>,
     /// Components found buildable, by (layer path, entry, missing_ok): cells list the same ones.
     components_ok: Mutex<HashSet<(String, String, bool)>>,
 }
