@@ -148,7 +148,7 @@ if [[ -n $SIZES ]]; then
   printf '\n%-12s %9s %9s %12s\n' cells "wall s" "cpu s" "cpu ms/cell"
   for n in $SIZES; do
     small=$work/repo-$n
-    generate "$small" "$n"
+    generate "$small" "$n" 2>/dev/null
     read -r w c < <(timed "$cellgen" -C "$small" check)
     printf '%-12s %9.3f %9.3f %12.3f\n' "$n" "$w" "$c" "$(ms "$c" "$n")"
     [[ -n ${BENCH_KEEP:-} ]] || rm -rf "$small"
