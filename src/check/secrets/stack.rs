@@ -17,7 +17,8 @@ pub(super) struct File {
     /// How chains show it: a name in the stack, a repository-relative path elsewhere.
     pub(super) shown: String,
     pub(super) text: String,
-    pub(super) body: Arc<Body>,
+    /// Parsed on first use (None: it does not parse, and is skipped).
+    body: OnceLock<Option<Arc<Body>>>,
 }
 
 /// Parsed bodies of the file texts seen more than once in this process. Cells repeat most of
@@ -58,6 +59,29 @@ fn parse_cached(text: &str) -> Option<Arc<Body>> {
 }
 
 impl File {
+    /// The file's body, parsed (once, through the parse cache) when first asked for.
+    pub(super) fn body(&self) -> Option<&Body> {
+        self.body.get_or_init(|| parse_cached(&self.text)).as_deref()
+    }
+
+    /// Whether the file may declare a `word` block (or local) named `name`: block types and
+    /// names are written out in the text (a label or key with an escape is the one way to
+    /// write a name otherwise, so a text holding a backslash always may).
+    pub(super) fn may_declare(&self, word: &str, name: &str) -> bool {
+        self.text.contains(word) && (self.text.contains(name) || self.text.contains('\\'))
+    }
+
+    /// Whether the file may hold a top-level `module` block: a block starts a line (after
+    /// blanks, or after a `/* */` comment, so a text holding one always may).
+    fn may_call_module(&self) -> bool {
+        self.text.contains("/*")
+            || self.text.lines().any(|line| {
+                line.trim_start().strip_prefix("module").is_some_and(|rest| {
+                    !rest.starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
+                })
+            })
+    }
+
     pub(super) fn line(&self, span: Option<std::ops::Range<usize>>) -> usize {
         let offset = span.map_or(0, |s| s.start).min(self.text.len());
         self.text[..offset].matches('\n').count() + 1
@@ -149,7 +173,6 @@ fn load_dir(root: &Path, real_root: &Path, rel: &Path, shown_under: &Path) -> Op
             if !DECLARING.iter().any(|w| text.contains(w)) {
                 return None;
             }
-            let body = parse_cached(&text)?;
             Some(File {
                 shown: rel
                     .strip_prefix(shown_under)
@@ -158,7 +181,7 @@ fn load_dir(root: &Path, real_root: &Path, rel: &Path, shown_under: &Path) -> Op
                     .to_string_lossy()
                     .into_owned(),
                 text,
-                body,
+                body: OnceLock::new(),
             })
         })
         .collect();
@@ -192,7 +215,9 @@ impl World {
             let calls: Vec<(String, String)> = world.dirs[dir]
                 .files
                 .iter()
-                .flat_map(|f| f.body.get_blocks("module"))
+                .filter(|f| f.may_call_module())
+                .filter_map(File::body)
+                .flat_map(|body| body.get_blocks("module"))
                 .filter_map(|b| {
                     let name = b.labels.first()?.as_str().to_string();
                     let source = literal_string(&b.body.get_attribute("source")?.value)?;
