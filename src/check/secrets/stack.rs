@@ -1,7 +1,8 @@
 //! Loading a cell's stack for tracing: its `.tf` files, its tfvars values, and the local modules
 //! it calls (each call one context), never reading outside the repository.
 
-use std::collections::{HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -9,6 +10,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::Body;
+
+use crate::edit::hcl::HclEditError;
 
 /// Local modules followed at most (each call is one), so a module calling itself ends.
 const MAX_CONTEXTS: usize = 64;
@@ -30,7 +33,44 @@ struct ParseCache {
     bodies: HashMap<String, Arc<Body>>,
 }
 
+/// The texts this thread parsed last through [`parse_recent`]: a cell's contract check parses
+/// its cell-metadata.tf and terraform.tfvars, then its trace reads them again.
+const RECENT: usize = 4;
+
+thread_local! {
+    static RECENTLY_PARSED: RefCell<VecDeque<(String, Arc<Body>)>> =
+        const { RefCell::new(VecDeque::new()) };
+}
+
+/// `text` parsed, or the body this thread parsed from the same text among its last few.
+pub fn parse_recent(text: &str) -> Result<Arc<Body>, HclEditError> {
+    if let Some(body) = RECENTLY_PARSED.with_borrow(|recent| {
+        recent
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, b)| b.clone())
+    }) {
+        return Ok(body);
+    }
+    let body = Arc::new(crate::edit::hcl::parse_body(text)?);
+    RECENTLY_PARSED.with_borrow_mut(|recent| {
+        if recent.len() == RECENT {
+            recent.pop_front();
+        }
+        recent.push_back((text.to_string(), body.clone()));
+    });
+    Ok(body)
+}
+
 fn parse_cached(text: &str) -> Option<Arc<Body>> {
+    if let Some(body) = RECENTLY_PARSED.with_borrow(|recent| {
+        recent
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, b)| b.clone())
+    }) {
+        return Some(body);
+    }
     static CACHE: OnceLock<Mutex<ParseCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| {
         Mutex::new(ParseCache {
@@ -61,7 +101,9 @@ fn parse_cached(text: &str) -> Option<Arc<Body>> {
 impl File {
     /// The file's body, parsed (once, through the parse cache) when first asked for.
     pub(super) fn body(&self) -> Option<&Body> {
-        self.body.get_or_init(|| parse_cached(&self.text)).as_deref()
+        self.body
+            .get_or_init(|| parse_cached(&self.text))
+            .as_deref()
     }
 
     /// Whether the file may declare a `word` block (or local) named `name`: block types and
@@ -76,9 +118,11 @@ impl File {
     fn may_call_module(&self) -> bool {
         self.text.contains("/*")
             || self.text.lines().any(|line| {
-                line.trim_start().strip_prefix("module").is_some_and(|rest| {
-                    !rest.starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
-                })
+                line.trim_start()
+                    .strip_prefix("module")
+                    .is_some_and(|rest| {
+                        !rest.starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
+                    })
             })
     }
 
@@ -276,7 +320,7 @@ fn read_tfvars(root: &Path, real_root: &Path, stack: &Path) -> HashMap<String, (
         let Some(text) = read_inside(real_root, &root.join(stack).join(&name)) else {
             continue;
         };
-        let Ok(body) = hcl_edit::parser::parse_body(&text) else {
+        let Ok(body) = parse_recent(&text) else {
             continue;
         };
         let shown = name.clone();

@@ -157,7 +157,11 @@ impl<'w> Index<'w> {
     }
 
     fn block(&self, kind: Kind, ty: &str, name: &str) -> Option<Decl<'w, Block>> {
-        let word = if kind == Kind::Data { "data" } else { "resource" };
+        let word = if kind == Kind::Data {
+            "data"
+        } else {
+            "resource"
+        };
         self.find(word, name, |f| f.blocks.get(&(kind, ty, name)).copied())
     }
 
@@ -343,16 +347,13 @@ impl<'w> Tracer<'w> {
                     text.push('.');
                     text.push_str(part);
                 }
-                let at = self
-                    .index(*ctx)
-                    .block(*kind, ty, name)
-                    .map(|(f, b)| {
-                        let arg = path.first().and_then(|p| b.body.get_attribute(p));
-                        match arg {
-                            Some(a) => f.at(a.key.span()),
-                            None => f.at(b.ident.span()),
-                        }
-                    });
+                let at = self.index(*ctx).block(*kind, ty, name).map(|(f, b)| {
+                    let arg = path.first().and_then(|p| b.body.get_attribute(p));
+                    match arg {
+                        Some(a) => f.at(a.key.span()),
+                        None => f.at(b.ident.span()),
+                    }
+                });
                 with(text, at)
             }
             Node::Output(ctx, module, output) => {
@@ -369,19 +370,15 @@ impl<'w> Tracer<'w> {
             }
             Node::Each(ctx, kind, ty, name) => with(
                 "each.value".into(),
-                self.index(*ctx)
-                    .block(*kind, ty, name)
-                    .and_then(|(f, b)| {
-                        b.body.get_attribute("for_each").map(|a| f.at(a.key.span()))
-                    }),
+                self.index(*ctx).block(*kind, ty, name).and_then(|(f, b)| {
+                    b.body.get_attribute("for_each").map(|a| f.at(a.key.span()))
+                }),
             ),
             Node::EachModule(ctx, module) => with(
                 "each.value".into(),
-                self.index(*ctx)
-                    .module(module)
-                    .and_then(|(f, b)| {
-                        b.body.get_attribute("for_each").map(|a| f.at(a.key.span()))
-                    }),
+                self.index(*ctx).module(module).and_then(|(f, b)| {
+                    b.body.get_attribute("for_each").map(|a| f.at(a.key.span()))
+                }),
             ),
         }
     }
