@@ -1,6 +1,7 @@
 //! Cells are routed to each other, so no two cells' VPC blocks may overlap. Each cell records its
 //! block as `vpc_cidr` in terraform/cells/<cell>/terraform.tfvars (see `cidr`).
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use super::Finding;
@@ -9,7 +10,8 @@ use crate::cidr::{self, CellCidr};
 /// Findings for the `checked` cells, compared with every cell of the repository (`all`).
 pub fn check(root: &Path, all: &[String], checked: &[String], findings: &mut Vec<Finding>) {
     let recorded = cidr::recorded(root, all);
-    for this in recorded.iter().filter(|r| checked.contains(&r.cell)) {
+    let checked: HashSet<&str> = checked.iter().map(String::as_str).collect();
+    for this in recorded.iter().filter(|r| checked.contains(r.cell.as_str())) {
         let block = match &this.cidr {
             Ok(block) => block,
             Err(problem) => {
