@@ -11,7 +11,10 @@ use crate::cidr::{self, CellCidr};
 pub fn check(root: &Path, all: &[String], checked: &[String], findings: &mut Vec<Finding>) {
     let recorded = cidr::recorded(root, all);
     let checked: HashSet<&str> = checked.iter().map(String::as_str).collect();
-    for this in recorded.iter().filter(|r| checked.contains(r.cell.as_str())) {
+    for this in recorded
+        .iter()
+        .filter(|r| checked.contains(r.cell.as_str()))
+    {
         let block = match &this.cidr {
             Ok(block) => block,
             Err(problem) => {

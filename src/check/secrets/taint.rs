@@ -651,3 +651,67 @@ impl Visit for Collect<'_> {
         self.scope.truncate(depth);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::trace;
+
+    /// A stack of `files` traced; each key's chain joined.
+    fn chains(files: &[(&str, &str)]) -> Vec<(String, String)> {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        trace(dir.path(), std::path::Path::new("stack"))
+            .into_iter()
+            .map(|(k, t)| (k, t.chain.join(" <- ")))
+            .collect()
+    }
+
+    const MAP: &str = r#"resource "kubernetes_config_map_v1" "cell_metadata" {
+  data = {
+    a = local.a
+    b = var.bee
+    c = module.m.out
+  }
+}
+"#;
+
+    // Declarations are indexed lazily, a file only when its text may hold the name: the
+    // answers must be those of indexing every file.
+    #[test]
+    fn lazy_index_finds_what_an_eager_one_does() {
+        let found = chains(&[
+            ("stack/cell-metadata.tf", MAP),
+            // The first file (by name) declaring a local wins; the later one is a secret.
+            ("stack/a.tf", "locals {\n  a = \"plain\"\n}\n"),
+            ("stack/z.tf", "locals {\n  a = sensitive(\"x\")\n}\n"),
+            // A label written with an escape holds the name only once decoded.
+            (
+                "stack/vars.tf",
+                "variable \"\\u0062ee\" {\n  sensitive = true\n}\n",
+            ),
+            // A module block after an inline comment is still a block.
+            (
+                "stack/mods.tf",
+                "/* local */ module \"m\" {\n  source = \"../mod\"\n}\n",
+            ),
+            (
+                "mod/main.tf",
+                "output \"out\" {\n  value     = \"x\"\n  sensitive = true\n}\n",
+            ),
+        ]);
+        assert_eq!(
+            found,
+            [
+                ("b".to_string(), "b <- var.bee (vars.tf:1)".to_string()),
+                (
+                    "c".to_string(),
+                    "c <- module.m.out (mods.tf:1) <- output \"out\" (mod/main.tf:1)".to_string()
+                ),
+            ]
+        );
+    }
+}
