@@ -457,7 +457,9 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
     let before = work_tree(root);
     let (code, stdout, stderr) = upgrade(root, &[]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(stdout.starts_with("Nothing to change."), "{stdout}");
+    assert!(stdout.starts_with("Nothing to change"), "{stdout}");
+    // Not "Nothing to change." and then "Upgraded to cellgen ..." (issue 12).
+    assert!(!stdout.contains("Upgraded"), "{stdout}");
     assert_tree_unchanged(&before, &work_tree(root), "a second upgrade");
 }
 

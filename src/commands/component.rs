@@ -36,7 +36,7 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
         return Ok(());
     }
     crate::schema::refresh(&mut plan)?;
-    super::finish(&plan, args.dry_run)?;
+    super::finish(&plan, &[], args.dry_run)?;
     report(&outcome, "Added", "to", &cell.name, args.dry_run);
     if !args.dry_run {
         println!(
@@ -65,7 +65,7 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
         return Ok(());
     }
     crate::schema::refresh(&mut plan)?;
-    super::finish(&plan, args.dry_run)?;
+    super::finish(&plan, &[], args.dry_run)?;
     report(&outcome, "Removed", "from", &cell.name, args.dry_run);
     Ok(())
 }

@@ -18,8 +18,11 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     }
     let mut plan = Plan::new(&session.start);
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
-    super::finish(&plan, args.dry_run)?;
-    print_kept(&kept);
+    super::finish(
+        &plan,
+        &super::Kept::all(&kept, ALREADY_THERE, ALREADY_THERE),
+        args.dry_run,
+    )?;
     if !args.dry_run {
         println!(
             "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."
@@ -82,16 +85,10 @@ pub fn plan_scaffold(
     Ok(kept)
 }
 
-/// Scaffold files that were there already: cellgen did not create them, so it does not replace them.
-pub fn print_kept(kept: &[std::path::PathBuf]) {
-    for path in kept {
-        println!(
-            "  {:>7}  {} (it was already there; cellgen does not replace a file it did not create)",
-            "kept",
-            path.display()
-        );
-    }
-}
+/// Why a scaffold file that was there already is kept: cellgen did not create it, so it does
+/// not replace it.
+pub const ALREADY_THERE: &str =
+    "it was already there; cellgen does not replace a file it did not create";
 
 /// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:
 /// the editor schemas in .cellgen/schemas and cellgen.yaml's line pointing at its schema.
@@ -115,7 +112,7 @@ fn adopt_schemas(root: &Path, dry_run: bool) -> Result<()> {
         "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
         root.display()
     );
-    super::finish(&plan, dry_run)
+    super::finish(&plan, &[], dry_run)
 }
 
 fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Path) -> Result<String> {

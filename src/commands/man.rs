@@ -32,7 +32,7 @@ pub fn run(session: &Session, args: ManArgs) -> Result<()> {
     for (name, page) in pages {
         plan.write(name, page)?;
     }
-    super::finish(&plan, false)
+    super::finish(&plan, &[], false)
 }
 
 /// `(file name, roff)` of the command and of every subcommand under it.

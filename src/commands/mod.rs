@@ -69,8 +69,8 @@ pub fn lock_repository(start: &std::path::Path, access: Access) -> Result<RepoLo
             };
             if done.rolled_back {
                 eprintln!(
-                    "cellgen: {who} was interrupted before it had written all its changes; rolled back {} planned change(s): the repository is as it was before it.",
-                    done.changes
+                    "cellgen: {who} was interrupted before it had written all its changes; rolled back {}: the repository is as it was before it.",
+                    crate::check::findings::plural(done.changes, "planned change")
                 );
             } else {
                 eprintln!(
@@ -144,26 +144,85 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
     }
 }
 
-/// Prints the dry-run diff, or applies the plan and lists what changed.
-pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
+/// A file a command leaves as it is although it would have written it, and why: reported with
+/// the changes, so the output says once what changed and what did not.
+/// A kept file the command still edits (a component added to a layer file the user changed) is
+/// reported once, as updated, with `edited` saying why it was not regenerated.
+pub struct Kept {
+    pub path: PathBuf,
+    pub why: &'static str,
+    pub edited: &'static str,
+}
+
+impl Kept {
+    pub fn all(paths: &[PathBuf], why: &'static str, edited: &'static str) -> Vec<Kept> {
+        paths
+            .iter()
+            .map(|path| Kept {
+                path: path.clone(),
+                why,
+                edited,
+            })
+            .collect()
+    }
+}
+
+/// Prints the dry-run diff, or applies the plan; then one report: each file changed, each file
+/// kept (and why), and a last line only when that list says nothing was written. A dry run's
+/// diff alone is on stdout (so it can be saved as a patch); its notes go to stderr.
+pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
     if dry_run {
         print!("{}", crate::color::diff(&plan.diff()));
-        if plan.is_empty() {
-            eprintln!("Nothing to change.");
-        } else {
-            eprintln!("Dry run: nothing was written.");
+        let changed: Vec<_> = plan.summary().into_iter().map(|(_, p)| p).collect();
+        for k in kept {
+            if changed.contains(&k.path.as_path()) {
+                eprintln!("  {:>7}  {} ({})", "edited", k.path.display(), k.edited);
+            } else {
+                eprintln!("{}", kept_line(k));
+            }
         }
+        eprintln!("{}", closing(plan.is_empty(), kept.is_empty(), true));
         return Ok(());
+    }
+    if !plan.is_empty() {
+        plan.apply()?;
+    }
+    let summary = plan.summary();
+    for (kind, path) in &summary {
+        match kept.iter().find(|k| k.path == *path) {
+            Some(k) => println!(
+                "  {}  {} ({})",
+                crate::color::change(*kind),
+                path.display(),
+                k.edited
+            ),
+            None => println!("  {}  {}", crate::color::change(*kind), path.display()),
+        }
+    }
+    for k in kept
+        .iter()
+        .filter(|k| !summary.iter().any(|(_, p)| *p == k.path))
+    {
+        println!("{}", kept_line(k));
     }
     if plan.is_empty() {
-        println!("Nothing to change.");
-        return Ok(());
-    }
-    plan.apply()?;
-    for (kind, path) in plan.summary() {
-        println!("  {}  {}", crate::color::change(kind), path.display());
+        println!("{}", closing(true, kept.is_empty(), false));
     }
     Ok(())
+}
+
+fn kept_line(kept: &Kept) -> String {
+    format!("  {:>7}  {} ({})", "kept", kept.path.display(), kept.why)
+}
+
+/// The line that ends a report: never "nothing to change" above a list of kept files.
+fn closing(empty: bool, none_kept: bool, dry_run: bool) -> &'static str {
+    match (empty, none_kept, dry_run) {
+        (true, true, _) => "Nothing to change.",
+        (true, false, _) => "Nothing else to change.",
+        (false, _, true) => "Dry run: nothing was written.",
+        (false, _, false) => "",
+    }
 }
 
 /// The cell a command is about: `--cell`, else the one whose directory we are in, else the only

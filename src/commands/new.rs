@@ -142,16 +142,19 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     state::track_all_edits(&mut plan, &cell.name)?;
     crate::schema::refresh(&mut plan)?;
 
-    super::finish(&plan, args.dry_run)?;
-    if let Some(kept) = &kept_scaffold {
-        init::print_kept(kept);
-    }
-    for kept in &outcome.kept {
-        println!(
-            "  {:>7}  {} (you changed it; delete it and run again to regenerate)",
-            "kept",
-            kept.display()
-        );
+    let mut kept = super::Kept::all(
+        kept_scaffold.as_deref().unwrap_or_default(),
+        init::ALREADY_THERE,
+        init::ALREADY_THERE,
+    );
+    kept.extend(super::Kept::all(
+        &outcome.kept,
+        "you changed it; delete it and run again to regenerate",
+        "you changed it: the new components were added to it, the rest was not regenerated",
+    ));
+    super::finish(&plan, &kept, args.dry_run)?;
+    if existing.is_some() && !wanted.is_empty() && !args.dry_run {
+        println!("\nAdded {} to cell {}.", wanted.join(", "), cell.name);
     }
     if !args.dry_run && existing.is_none() {
         print_next_steps(

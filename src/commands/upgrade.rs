@@ -12,7 +12,11 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
     let repo = Repo::discover(&session.start)?;
     let mut plan = Plan::new(&repo.root);
     let report = upgrade::plan(&mut plan, &args.cells)?;
-    super::finish(&plan, args.dry_run)?;
+    // With nothing to write the report's own first line says so (not "Nothing to change." and
+    // then "Upgraded").
+    if !plan.is_empty() {
+        super::finish(&plan, &[], args.dry_run)?;
+    }
     print_report(&report, args.dry_run, !plan.is_empty());
     let conflicts = report.conflicts();
     if conflicts.is_empty() && report.unresolved.is_empty() {
@@ -50,16 +54,14 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
 }
 
 fn print_report(report: &Report, dry_run: bool, changed: bool) {
-    println!(
-        "\n{} to cellgen {}{}.",
-        if dry_run { "Upgrade" } else { "Upgraded" },
-        crate::scaffold::VERSION,
-        if dry_run {
-            " (dry run: nothing was written)"
-        } else {
-            ""
+    let version = crate::scaffold::VERSION;
+    match (changed, dry_run) {
+        (false, _) => {
+            println!("Nothing to change: the repository is up to date with cellgen {version}.")
         }
-    );
+        (true, true) => println!("\nUpgrade to cellgen {version} (dry run: nothing was written)."),
+        (true, false) => println!("\nUpgraded to cellgen {version}."),
+    }
     if !report.settings.is_empty() {
         println!("\ncellgen.yaml gained:");
         for line in &report.settings {
