@@ -18,6 +18,9 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     }
     let mut plan = Plan::new(&session.start);
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
+    // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
+    // not report an upgrade that only writes it).
+    crate::state::track_repository(&mut plan)?;
     super::finish(
         &plan,
         &super::Kept::all(&kept, ALREADY_THERE, ALREADY_THERE),
