@@ -355,7 +355,34 @@ fn resolve_kubernetes_version(
         }
         .into());
     }
+    if let Some(warning) = known.and_then(|was| version_step_warning(was, &version)) {
+        eprintln!("warning: {warning}");
+    }
     Ok(version)
+}
+
+/// EKS moves a control plane up one minor version per update and never down, so a running cell
+/// cannot take a `--force --kubernetes-version` that skips or goes back (one not applied yet can).
+fn version_step_warning(was: &str, now: &str) -> Option<String> {
+    let minor = |v: &str| v.split_once('.').and_then(|(_, m)| m.parse::<u32>().ok());
+    let (old, new) = (minor(was)?, minor(now)?);
+    if new < old {
+        Some(format!(
+            "Kubernetes {was} -> {now} goes back: EKS never downgrades a cluster, so `terraform apply` fails on a cell that runs {was} (a cell not applied yet can take it)"
+        ))
+    } else if new > old + 1 {
+        Some(format!(
+            "Kubernetes {was} -> {now} skips {}: EKS updates a cluster one minor version at a time, so a cell that runs {was} takes 1.{} first (apply it, then run this again)",
+            if new == old + 2 {
+                "a minor version"
+            } else {
+                "minor versions"
+            },
+            old + 1
+        ))
+    } else {
+        None
+    }
 }
 
 fn resolve_egress(session: &mut Session, args: &NewArgs, known: Option<bool>) -> Result<bool> {
