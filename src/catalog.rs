@@ -1,9 +1,12 @@
 //! The component catalog: add-ons embedded in cellgen plus those a repository defines in
 //! `components/<name>/component.yaml`. A repository's definition wins over an embedded one.
 //!
-//! A repository component is checked before anything uses it ([`rules`]), its name may be
+//! A repository component is checked before anything uses it (`rules`), its name may be
 //! neither a file nor an address of the cell's stack ([`crate::stack`]), and the Terraform
 //! generated for it is read back: it declares exactly its four blocks.
+
+// schemars makes the doc comments the JSON Schema descriptions editors show, where `<name>` is literal (not HTML).
+#![allow(rustdoc::invalid_html_tags)]
 
 mod rules;
 

@@ -3,6 +3,9 @@
 //! Typed reads only (yaml_serde); cellgen never rewrites this file through serde; edits go
 //! through the lossless editor in `edit::yaml` so comments and ordering survive.
 
+// schemars makes the doc comments the JSON Schema descriptions editors show, where `<name>` is literal (not HTML).
+#![allow(rustdoc::invalid_html_tags)]
+
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;

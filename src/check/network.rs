@@ -1,5 +1,5 @@
 //! Cells are routed to each other, so no two cells' VPC blocks may overlap. Each cell records its
-//! block as `vpc_cidr` in terraform/cells/<cell>/terraform.tfvars (see `cidr`).
+//! block as `vpc_cidr` in `terraform/cells/<cell>/terraform.tfvars` (see `cidr`).
 
 use std::path::Path;
 
