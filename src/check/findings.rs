@@ -31,6 +31,37 @@ pub struct Place {
     pub layer: Option<String>,
 }
 
+/// Every finding code `check` reports, with its severity: the one list the README's table of what
+/// `check` catches is tested against. A code not listed here fails any test that reports it.
+pub const CODES: &[(&str, Severity)] = &[
+    ("missing-key", Severity::Error),
+    ("bad-substitution", Severity::Error),
+    ("flux-schema", Severity::Error),
+    ("unknown-dependency", Severity::Error),
+    ("dependency-cycle", Severity::Error),
+    ("missing-source", Severity::Error),
+    ("missing-namespace", Severity::Error),
+    ("substitute-namespace", Severity::Error),
+    ("optional-cell-metadata", Severity::Error),
+    ("unsupported-field", Severity::Error),
+    ("uncontracted-key", Severity::Error),
+    ("schema-mismatch", Severity::Error),
+    ("invalid-key-name", Severity::Error),
+    ("secret-value", Severity::Error),
+    ("bad-component", Severity::Error),
+    ("build-failed", Severity::Error),
+    ("invalid-cell", Severity::Error),
+    ("missing-metadata", Severity::Error),
+    ("invalid-metadata", Severity::Error),
+    ("no-substitute-from", Severity::Error),
+    ("overlapping-vpc-cidr", Severity::Error),
+    ("invalid-vpc-cidr", Severity::Error),
+    ("conflict-marker", Severity::Error),
+    ("unseen-source", Severity::Warning),
+    ("not-rendered", Severity::Warning),
+    ("unused-key", Severity::Warning),
+];
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub severity: Severity,
@@ -78,8 +109,22 @@ impl Finding {
         line: Option<usize>,
         message: impl Into<String>,
     ) -> Finding {
+        Finding::new(Severity::Error, code, file, line, message)
+    }
+
+    fn new(
+        severity: Severity,
+        code: &'static str,
+        file: impl Into<PathBuf>,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Finding {
+        debug_assert!(
+            CODES.contains(&(code, severity)),
+            "finding code `{code}` ({severity:?}) is not in check::findings::CODES (and the README)"
+        );
         Finding {
-            severity: Severity::Error,
+            severity,
             code,
             file: file.into(),
             line,
@@ -94,10 +139,7 @@ impl Finding {
         line: Option<usize>,
         message: impl Into<String>,
     ) -> Finding {
-        Finding {
-            severity: Severity::Warning,
-            ..Finding::error(code, file, line, message)
-        }
+        Finding::new(Severity::Warning, code, file, line, message)
     }
 
     /// The finding in `cell` (replacing any place it had).
@@ -289,7 +331,7 @@ mod tests {
 
     #[test]
     fn scope_per_cell_when_layers_differ() {
-        let mut f = Finding::error("x", "f", None, "m");
+        let mut f = Finding::error("missing-key", "f", None, "m");
         f.places = vec![
             place("a", Some("apps")),
             place("a", Some("configs")),
