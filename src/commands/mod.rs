@@ -291,12 +291,8 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     let value: yaml_serde::Value =
         yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
             path: path.to_path_buf(),
-            message: format!(
-                "{}not valid YAML: {e}",
-                e.location()
-                    .map(|l| format!("line {}: ", l.line()))
-                    .unwrap_or_default()
-            ),
+            // The parser's message already says where ("at line 2 column 1").
+            message: format!("not valid YAML: {e}"),
         })?;
     let map = match value.get("kind").and_then(|k| k.as_str()) {
         Some("ConfigMap") => value
