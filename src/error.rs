@@ -125,6 +125,17 @@ pub enum CellgenError {
         byte: usize,
     },
 
+    /// A path from outside (the current directory, a directory listing) that is not UTF-8:
+    /// `path` is its lossy form, the only place cellgen shows one.
+    #[error(
+        "{what} `{path}` is not valid UTF-8 (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only, so that every message and record names a path exactly. {fix}"
+    )]
+    NotUtf8Path {
+        what: &'static str,
+        path: String,
+        fix: &'static str,
+    },
+
     #[error(
         "the repository {} is in use by another cellgen: {holder}. cellgen waited {waited_secs} s for it; run the command again once that one has finished (set CELLGEN_LOCK_WAIT=<seconds> to wait longer)",
         root.display()

@@ -85,12 +85,25 @@ pub fn list_dirs(dir: &Path) -> Result<Vec<String>, CellgenError> {
             });
         }
     };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| !n.starts_with('.'))
-        .collect();
+    let mut names: Vec<String> = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        if name.as_encoded_bytes().starts_with(b".") || !entry.path().is_dir() {
+            continue;
+        }
+        // A cell or component whose name is not UTF-8 cannot be named in a message or record:
+        // an error naming it, never a directory silently left out.
+        match name.into_string() {
+            Ok(name) => names.push(name),
+            Err(name) => {
+                return Err(CellgenError::NotUtf8Path {
+                    what: "the directory",
+                    path: dir.join(name).to_string_lossy().into_owned(),
+                    fix: "Rename it (cell and component names are lowercase ASCII) or move it out of the repository",
+                });
+            }
+        }
+    }
     names.sort();
     Ok(names)
 }

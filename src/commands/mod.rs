@@ -91,7 +91,28 @@ fn waiting(holder: &str) {
 
 pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    // Paths enter cellgen here (and in directory listings): UTF-8 from then on, or an error
+    // naming the path, never a lossy path in a message or a record.
+    let relative = cli.directory.as_ref().is_none_or(|d| d.is_relative());
+    if relative && cwd.to_str().is_none() {
+        return Err(crate::error::CellgenError::NotUtf8Path {
+            what: "the current directory",
+            path: cwd.to_string_lossy().into_owned(),
+            fix: "Run cellgen from a directory whose path is UTF-8, or pass -C with one",
+        }
+        .into());
+    }
     let start = match cli.directory {
+        Some(dir) if dir.to_str().is_none() => {
+            return Err(crate::error::CellgenError::InvalidFlag {
+                flag: "-C".into(),
+                reason: format!(
+                    "`{}` is not valid UTF-8 (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only, so that every message and record names a path exactly; pass a directory whose path is UTF-8",
+                    dir.to_string_lossy()
+                ),
+            }
+            .into());
+        }
         Some(dir) => {
             let dir = cwd.join(dir);
             if !dir.is_dir() {
