@@ -27,7 +27,7 @@ use crate::stack::StackFacts;
 use crate::suggest;
 use crate::templates::{self, Templates};
 
-pub use rules::{is_dns_subdomain, is_policy_arn};
+pub use rules::{HCL_KEYWORDS, is_dns_subdomain, is_policy_arn};
 
 pub const COMPONENTS_DIR: &str = "components";
 pub const SPEC_FILE: &str = "component.yaml";
@@ -43,20 +43,46 @@ pub struct ComponentSpec {
     pub description: String,
     /// Other components that must run in the same cell.
     #[serde(default)]
+    #[schemars(inner(pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")))]
     pub requires: Vec<String>,
     /// Layers (from cellgen.yaml) the component adds to: one Kustomize Component directory each, components/<name>/<layer>/.
-    #[schemars(length(min = 1))]
+    #[schemars(
+        length(min = 1),
+        inner(pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"))
+    )]
     pub layers: Vec<String>,
-    /// ConfigMap keys the component's manifests use beyond the base keys, by name (a Flux variable name).
+    /// ConfigMap keys the component's manifests use beyond the base keys, by name (a Flux variable name; not `schema` nor an HCL keyword).
     #[serde(default)]
-    #[schemars(extend("propertyNames" = { "pattern": "^[_a-zA-Z][_a-zA-Z0-9]*$" }))]
+    #[schemars(extend("propertyNames" = {
+        "pattern": "^[_a-zA-Z][_a-zA-Z0-9]*$",
+        "not": { "enum": ["schema", "true", "false", "null", "for", "in", "if", "endif", "endfor"] }
+    }))]
     pub keys: IndexMap<String, ComponentKey>,
     /// The AWS identity (EKS Pod Identity) of the component; omit it when it needs no AWS permissions.
     #[serde(default)]
     pub identity: Option<Identity>,
-    /// What kubernetes_config_map_v1.cell_metadata must wait for (the identity's Terraform addresses).
+    /// What kubernetes_config_map_v1.cell_metadata must wait for (the identity's Terraform addresses): TYPE.NAME, data.TYPE.NAME or module.NAME.
     #[serde(default)]
+    #[schemars(inner(pattern(
+        r"^(module\.[a-zA-Z_][a-zA-Z0-9_-]*|data\.[a-zA-Z_][a-zA-Z0-9_-]*\.[a-zA-Z_][a-zA-Z0-9_-]*|(?!var\.|local\.)[a-zA-Z_][a-zA-Z0-9_-]*\.[a-zA-Z_][a-zA-Z0-9_-]*)$"
+    )))]
     pub depends_on: Vec<String>,
+    /// What must happen in a running cell before the component leaves it, when it owns cloud
+    /// resources only its controller removes (nodes, load balancers, volumes): printed, in order,
+    /// by `remove-component`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teardown: Option<Teardown>,
+}
+
+/// Steps that remove what a component created in the cloud, while it still runs.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Teardown {
+    /// Why, in one sentence (what would be left behind otherwise).
+    pub description: String,
+    /// Commands to run against the cell's cluster, in order (kubectl), while the component runs.
+    #[schemars(length(min = 1))]
+    pub commands: Vec<String>,
 }
 
 /// A ConfigMap key a component brings into the contract.
@@ -67,7 +93,8 @@ pub struct ComponentKey {
     pub description: String,
     /// Sample value `cellgen check` uses wherever Terraform computes the key.
     pub example: String,
-    /// Expression written into cell-metadata.tf's data.
+    /// Expression written into cell-metadata.tf's data: exactly one Terraform expression.
+    #[schemars(pattern(r"^\S(?:[\s\S]*\S)?$"))]
     pub terraform: String,
 }
 
@@ -75,12 +102,21 @@ pub struct ComponentKey {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Identity {
-    /// Namespace of the component's service account.
+    /// Namespace of the component's service account (a DNS-1123 label).
+    #[schemars(length(max = 63), pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"))]
     pub namespace: String,
-    /// Service account the role is associated with.
+    /// Service account the role is associated with (a DNS-1123 subdomain).
+    #[schemars(
+        length(max = 253),
+        pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$")
+    )]
     pub service_account: String,
-    /// ARNs of managed IAM policies attached to the role.
+    /// ARNs of managed IAM policies attached to the role: arn:<partition>:iam::<account-id or aws>:policy/[path/]name.
     #[serde(default)]
+    #[schemars(inner(
+        length(max = 2048),
+        pattern(r"^arn:aws(-[a-z]+)*:iam::([0-9]{12}|aws):policy/([A-Za-z0-9+=,.@_-]+/)*[A-Za-z0-9+=,.@_-]{1,128}$")
+    ))]
     pub policy_arns: Vec<String>,
 }
 
@@ -223,6 +259,7 @@ fn reserved(
                 policy_arns: Vec::new(),
             }),
             depends_on: Vec::new(),
+            teardown: None,
         },
         origin: Origin::Repository,
     };
@@ -434,6 +471,7 @@ mod tests {
                     policy_arns: Vec::new(),
                 }),
                 depends_on: vec!["module.extra".into()],
+                teardown: None,
             },
             origin: Origin::Repository,
         };

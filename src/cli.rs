@@ -50,9 +50,15 @@ pub enum Command {
     AddComponent(ComponentArgs),
     /// Remove a component from a cell: the exact inverse of add-component.
     RemoveComponent(RemoveComponentArgs),
+    /// Remove a cell: its Flux directory and record now, its Terraform stack once destroyed; prints the tear-down, in order.
+    RemoveCell(RemoveCellArgs),
+    /// Move cells to another version of a component's chart (per cell, so a roll-out is one pull request per stage).
+    SetVersion(SetVersionArgs),
+    /// Change the key contract: add, rename or remove a key on both sides at once.
+    Key(KeyArgs),
     /// Bring the repository to this cellgen's templates and catalog, keeping your changes (three-way merge).
     Upgrade(UpgradeArgs),
-    /// List cells and the components each runs, or (`list components`) the component catalog.
+    /// List cells (Kubernetes version, egress gateway, VPC block, schema, components and their versions), or (`list components`) the component catalog.
     List(ListArgs),
     /// Render every layer of every cell offline, in strict mode, and check the key contract.
     Check(CheckArgs),
@@ -321,4 +327,121 @@ pub struct NewArgs {
     /// Settings for the repository scaffold, used only when there is no cellgen.yaml yet.
     #[command(flatten)]
     pub repo: RepoArgs,
+}
+
+/// `remove-cell`.
+#[derive(Debug, Args)]
+pub struct RemoveCellArgs {
+    /// The cell to remove, e.g. eu-west-2-prod.
+    pub cell: String,
+
+    /// `terraform destroy` has run for the cell: also remove terraform/cells/<cell> (without it the stack stays, since its state may still hold live resources).
+    #[arg(long)]
+    pub terraform_destroyed: bool,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `set-version`.
+#[derive(Debug, Args)]
+pub struct SetVersionArgs {
+    /// Component whose chart moves, e.g. cert-manager (see `cellgen list`).
+    pub component: String,
+
+    /// The chart version (semver, e.g. v1.21.0) or, for a chart from an OCIRepository, the tag.
+    pub version: String,
+
+    /// Only the cells of this environment; repeatable or comma-separated.
+    #[arg(long = "env", value_name = "ENV", value_delimiter = ',')]
+    pub environments: Vec<String>,
+
+    /// Only this cell; repeatable or comma-separated.
+    #[arg(long = "cell", value_name = "CELL", value_delimiter = ',')]
+    pub cells: Vec<String>,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `key`.
+#[derive(Debug, Args)]
+pub struct KeyArgs {
+    #[command(subcommand)]
+    pub command: KeyCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Add a key to the contract and to every cell's cell-metadata.tf (or the --cell/--env ones).
+    Add(KeyAddArgs),
+    /// Rename a key in cellgen.yaml, every cell's cell-metadata.tf and every ${OLD} of the layers and components.
+    Rename(KeyRenameArgs),
+    /// Remove a key no manifest uses from the contract and every cell's cell-metadata.tf.
+    Remove(KeyRemoveArgs),
+}
+
+impl KeyCommand {
+    pub fn dry_run(&self) -> bool {
+        match self {
+            KeyCommand::Add(a) => a.dry_run,
+            KeyCommand::Rename(a) => a.dry_run,
+            KeyCommand::Remove(a) => a.dry_run,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct KeyAddArgs {
+    /// The key, a Flux variable name (manifests read it as ${NAME}).
+    pub name: String,
+
+    /// The Terraform expression cell-metadata.tf writes, e.g. aws_sqs_queue.jobs.url.
+    #[arg(long, value_name = "EXPR")]
+    pub terraform: String,
+
+    /// A sample value, which `cellgen check` renders with.
+    #[arg(long, value_name = "VALUE")]
+    pub example: String,
+
+    /// What the key identifies (an identifier, never a secret).
+    #[arg(long, value_name = "TEXT")]
+    pub description: String,
+
+    /// Only this cell writes it; repeatable or comma-separated.
+    #[arg(long = "cell", value_name = "CELL", value_delimiter = ',')]
+    pub cells: Vec<String>,
+
+    /// Only the cells of this environment write it (new ones too); repeatable or comma-separated.
+    #[arg(long = "env", value_name = "ENV", value_delimiter = ',')]
+    pub environments: Vec<String>,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyRenameArgs {
+    /// The key's name now.
+    pub old: String,
+
+    /// Its new name, a Flux variable name.
+    pub new: String,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyRemoveArgs {
+    /// The key to remove.
+    pub name: String,
+
+    /// Print the changes as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

@@ -7,12 +7,15 @@ use std::path::{Component as PathPart, Path, PathBuf};
 
 use crate::catalog::{COMPONENTS_DIR, Catalog, Component, Origin};
 use crate::cell::CellName;
-use crate::config::{CONFIG_FILE, Config, KeySpec, SCHEMA_KEY};
+use crate::config::{CONFIG_FILE, Config, KeySpec};
+use crate::contract;
 use crate::edit::{hcl, yaml};
 use crate::error::CellgenError;
 use crate::plan::Plan;
 use crate::repo::{CELLS_DIR, cell_flux_dir, cell_terraform_dir, list_dirs};
 use crate::templates::Templates;
+
+pub mod files;
 
 pub const METADATA_FILE: &str = "cell-metadata.tf";
 
@@ -220,10 +223,10 @@ impl Adding<'_> {
 
         // Terraform side: the identity, then the keys that appear only once it exists.
         if let Some(tf) = component.terraform(templates, cell)? {
-            plan.write(
-                cell_terraform_dir(&cell.name).join(format!("{name}.tf")),
-                tf,
-            )?;
+            files::check_settings(plan, component, cell, &tf)?;
+            let path = cell_terraform_dir(&cell.name).join(format!("{name}.tf"));
+            files::check_replace(plan, &cell.name, &path, &tf)?;
+            plan.write(path, tf)?;
         }
         let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
         let entries: Vec<(String, String)> = component
@@ -236,7 +239,8 @@ impl Adding<'_> {
             hcl::add(text, &entries, &component.depends_on()).map_err(|e| invalid(&metadata, e))
         })?;
 
-        // The contract: keys new to the repository bump the schema, on both sides.
+        // The contract: keys new to the repository join it, and the contract's number moves
+        // (once per command); the cell's ConfigMap carries the number of its newest key.
         let new_keys: Vec<(&String, &crate::catalog::ComponentKey)> = component
             .spec
             .keys
@@ -244,7 +248,7 @@ impl Adding<'_> {
             .filter(|(k, _)| !config.keys.contains_key(*k))
             .collect();
         if !new_keys.is_empty() {
-            let schema = config.schema + 1;
+            let schema = contract::change_number(plan, &config, false)?;
             let entries: Vec<(String, Vec<(&str, yaml::Field)>)> = new_keys
                 .iter()
                 .map(|(key, spec)| {
@@ -258,14 +262,10 @@ impl Adding<'_> {
                     ((*key).clone(), fields)
                 })
                 .collect();
-            edit(plan, Path::new(CONFIG_FILE), |text| {
-                let text = yaml::append_keys(text, &entries)
-                    .map_err(|e| invalid(Path::new(CONFIG_FILE), e))?;
-                yaml::set_schema(&text, schema).map_err(|e| invalid(Path::new(CONFIG_FILE), e))
-            })?;
-            set_schema_everywhere(plan, &cell.name, schema)?;
+            contract::edit_contract(plan, schema, |text| yaml::append_keys(text, &entries))?;
             record_schema(&mut self.outcome, config.schema, schema);
         }
+        contract::renumber_cell(plan, &cell.name)?;
         self.stack.pop();
         self.outcome.changed.push(name.to_string());
         validate_edits(plan, &cell.name)?;
@@ -365,6 +365,17 @@ pub fn remove(
         });
     }
 
+    // A version of the cell's own (`set-version`) leaves with the component: otherwise adding
+    // it again would bring the old pin back. A component without one chart has none.
+    if let Ok(chart) = crate::versions::locate(plan, component) {
+        let path = cell_flux_dir(&cell.name).join(format!("{}.yaml", chart.layer));
+        if plan.exists(&path) {
+            edit(plan, &path, |text| {
+                yaml::patches::remove_version_patch(text, &chart.target)
+                    .map_err(|e| invalid(&path, e))
+            })?;
+        }
+    }
     for layer_name in &component.spec.layers {
         let Some(layer) = config.layer(layer_name) else {
             continue;
@@ -378,6 +389,7 @@ pub fn remove(
     }
     let tf = cell_terraform_dir(&cell.name).join(format!("{name}.tf"));
     if plan.exists(&tf) {
+        files::check_delete(plan, templates, component, cell, &tf)?;
         plan.delete(tf)?;
     }
     let metadata = cell_terraform_dir(&cell.name).join(METADATA_FILE);
@@ -395,14 +407,7 @@ pub fn remove(
         .into_iter()
         .any(|used| used);
     if !still_used {
-        if component.origin == Origin::Embedded {
-            for (path, contents) in component.shared_files(templates) {
-                // A file the user changed is theirs to delete.
-                if plan.read(&path)?.as_deref() == Some(contents.as_str()) {
-                    plan.delete(path)?;
-                }
-            }
-        }
+        files::drop_shared(plan, templates, component)?;
         let owned: Vec<(String, KeySpec)> = config
             .keys
             .iter()
@@ -410,28 +415,14 @@ pub fn remove(
             .map(|(k, s)| (k.clone(), s.clone()))
             .collect();
         if !owned.is_empty() {
-            // Dropping exactly the keys the last bump added restores the previous contract, so
-            // its number comes back too; any other change of the key set is a new number.
-            let remaining_at_schema = config
-                .keys
-                .iter()
-                .any(|(k, s)| s.since == Some(config.schema) && !owned.iter().any(|(o, _)| o == k));
-            let all_added_last = owned.iter().all(|(_, s)| s.since == Some(config.schema));
-            let schema = if all_added_last && !remaining_at_schema {
-                config.schema - 1
-            } else {
-                config.schema + 1
-            };
             let keys: Vec<String> = owned.into_iter().map(|(k, _)| k).collect();
-            edit(plan, Path::new(CONFIG_FILE), |text| {
-                let text = yaml::remove_keys(text, &keys)
-                    .map_err(|e| invalid(Path::new(CONFIG_FILE), e))?;
-                yaml::set_schema(&text, schema).map_err(|e| invalid(Path::new(CONFIG_FILE), e))
-            })?;
-            set_schema_everywhere(plan, &cell.name, schema)?;
+            let undoes = contract::undoes_last_change(&config, &keys);
+            let schema = contract::change_number(plan, &config, undoes)?;
+            contract::edit_contract(plan, schema, |text| yaml::remove_keys(text, &keys))?;
             record_schema(&mut outcome, config.schema, schema);
         }
     }
+    contract::renumber_cell(plan, &cell.name)?;
     outcome.changed.push(name.to_string());
     validate_edits(plan, &cell.name)?;
     Ok(outcome)
@@ -440,25 +431,6 @@ pub fn remove(
 fn record_schema(outcome: &mut Outcome, from: u32, to: u32) {
     let start = outcome.schema.map_or(from, |(start, _)| start);
     outcome.schema = Some((start, to));
-}
-
-/// Every cell's ConfigMap carries the contract's number, so all of them move together.
-fn set_schema_everywhere(plan: &mut Plan, current: &str, schema: u32) -> Result<(), CellgenError> {
-    for cell in all_cells(plan, current)? {
-        let path = cell_terraform_dir(&cell).join(METADATA_FILE);
-        let Some(text) = plan.read(&path)? else {
-            continue;
-        };
-        let meta = hcl::read(&text).map_err(|e| invalid(&path, e))?;
-        if meta.get(SCHEMA_KEY).is_some() {
-            let edited = hcl::set_data_value(&text, SCHEMA_KEY, &format!("\"{schema}\""))
-                .map_err(|e| invalid(&path, e))?;
-            if edited != text {
-                plan.write(path, edited)?;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// A component's layers must be layers of the repository, and a repository component's layer

@@ -182,10 +182,45 @@ pub struct KeySpec {
     /// The component that brought the key into the contract, if any.
     #[serde(default)]
     pub component: Option<String>,
-    /// The schema number at which the key joined the contract.
+    /// The contract number (`schema`) at which the key got its name: when it joined, or when it
+    /// was renamed. A cell's own number is the largest `since` among the keys it writes.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub since: Option<u32>,
+    /// The key's name before the rename that gave it its `since` (`cellgen key rename`).
+    #[serde(default)]
+    #[schemars(pattern(r"^[_a-zA-Z][_a-zA-Z0-9]*$"))]
+    pub renamed_from: Option<String>,
+    /// Only these cells write the key (with `environments`: either selects a cell); neither
+    /// means every cell. Not for a component's keys, which the cells running it write.
+    #[serde(default)]
+    #[schemars(inner(pattern(r"^[a-z0-9-]+$")))]
+    pub cells: Vec<String>,
+    /// Only the cells of these environments write the key (new ones included).
+    #[serde(default)]
+    #[schemars(inner(pattern(r"^[a-z0-9]+$")))]
+    pub environments: Vec<String>,
 }
+
+impl KeySpec {
+    /// The contract number the key's name dates from; a key without `since` is as old as the
+    /// contract's first number.
+    pub fn since(&self) -> u32 {
+        self.since.unwrap_or(FIRST_SCHEMA)
+    }
+
+    /// Whether `cell` (of `environment`) writes this key, its components aside: a key of a
+    /// component is written by the cells running it, any other key by the cells it selects.
+    pub fn selects(&self, cell: &str, environment: &str) -> bool {
+        self.component.is_none()
+            && ((self.cells.is_empty() && self.environments.is_empty())
+                || self.cells.iter().any(|c| c == cell)
+                || self.environments.iter().any(|e| e == environment))
+    }
+}
+
+/// The number a new repository's contract starts at (templates/repo/cellgen.yaml.j2).
+pub const FIRST_SCHEMA: u32 = 1;
 
 pub fn default_environments() -> Vec<String> {
     ["dev", "staging", "prod"].map(String::from).to_vec()
@@ -365,13 +400,41 @@ impl Config {
                     ),
                 ));
             }
-            if let Some(since) = spec.since
-                && since > self.schema
+            for env in &spec.environments {
+                if !self.environments.contains(env) {
+                    return Err(fail(
+                        key,
+                        format!(
+                            "key `{key}` lists environment `{env}`, which is not an environment (environments: {})",
+                            self.environments.join(", ")
+                        ),
+                    ));
+                }
+            }
+            if spec.component.is_some() && !(spec.cells.is_empty() && spec.environments.is_empty())
             {
                 return Err(fail(
                     key,
                     format!(
-                        "key `{key}` has `since: {since}`, later than `schema: {}`",
+                        "key `{key}` belongs to a component and lists cells or environments: the cells running the component write it; drop `cells`/`environments`"
+                    ),
+                ));
+            }
+            if let Some(old) = &spec.renamed_from
+                && !crate::keys::is_valid_key_name(old)
+            {
+                return Err(fail(
+                    key,
+                    format!("key `{key}` has `renamed_from: {old}`, which is not a key name"),
+                ));
+            }
+            if let Some(since) = spec.since
+                && (since > self.schema || since == 0)
+            {
+                return Err(fail(
+                    key,
+                    format!(
+                        "key `{key}` has `since: {since}`, but a key's number is between 1 and `schema: {}`",
                         self.schema
                     ),
                 ));

@@ -98,6 +98,16 @@ pub enum CellgenError {
         dependents: Vec<String>,
     },
 
+    #[error("unknown key `{name}`.{hint} Keys of the contract (cellgen.yaml): {}", if known.is_empty() { "none".to_string() } else { known.join(", ") })]
+    UnknownKey {
+        name: String,
+        hint: String,
+        known: Vec<String>,
+    },
+
+    #[error("key `{key}` is still used, so cellgen will not remove it: {}. Remove these uses first (or `cellgen key rename` it)", uses.join(", "))]
+    KeyInUse { key: String, uses: Vec<String> },
+
     #[error("template {name}: {message}")]
     Template { name: String, message: String },
 
@@ -175,7 +185,8 @@ impl CellgenError {
             | CellgenError::MissingInput { .. }
             | CellgenError::InvalidFlag { .. }
             | CellgenError::UnknownCell { .. }
-            | CellgenError::UnknownComponent { .. } => 2,
+            | CellgenError::UnknownComponent { .. }
+            | CellgenError::UnknownKey { .. } => 2,
             // Like a shell: 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
             CellgenError::Interrupted { signal, .. } => 128u8.saturating_add(*signal as u8),
             _ => 1,

@@ -46,13 +46,41 @@ pub fn default_ami_alias(environment: &str) -> &'static str {
 
 /// The repository scaffold: cellgen.yaml, the shared layers and the CI workflow, without the
 /// files that already exist (`existing`): cellgen never overwrites a file it did not create.
-/// Those are returned as kept, and so is a layer directory's kustomization.yaml, whose whole
-/// directory is then the user's and left alone.
+/// Those are returned as kept, and so is a layer directory that exists with anything in it
+/// (`existing` is true for a directory only when it has an entry): the whole directory is then
+/// the user's and left alone, since a file added to it would change what Flux builds from it.
 pub fn repo_files(
     templates: &Templates,
     settings: &RepoSettings,
     existing: impl Fn(&Path) -> bool,
 ) -> Result<(Files, Vec<PathBuf>), CellgenError> {
+    let adopted = adopt(templates, settings, existing)?;
+    Ok((adopted.files, adopted.kept))
+}
+
+/// A scaffold file not written because its directory is the user's, with what it would have
+/// created and which written files need that.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    /// `Kind name` of each object it holds.
+    pub objects: Vec<String>,
+    /// Written files whose objects go to a namespace it creates.
+    pub needed_by: Vec<PathBuf>,
+}
+
+/// [`repo_files`], and the scaffold files left out with a kept directory.
+pub struct Adopted {
+    pub files: Files,
+    pub kept: Vec<PathBuf>,
+    pub skipped: Vec<Skipped>,
+}
+
+pub fn adopt(
+    templates: &Templates,
+    settings: &RepoSettings,
+    existing: impl Fn(&Path) -> bool,
+) -> Result<Adopted, CellgenError> {
     #[derive(Serialize)]
     struct AmiAlias<'a> {
         environment: &'a str,
@@ -83,18 +111,19 @@ pub fn repo_files(
     };
     let mut files = Files::new();
     let mut kept: Vec<PathBuf> = Vec::new();
+    let mut left_out: Vec<(PathBuf, String)> = Vec::new();
     for name in templates.names_under("repo/") {
         let rel = PathBuf::from(name.trim_start_matches("repo/"));
         let layer_dir = rel
             .parent()
             .filter(|p| !p.as_os_str().is_empty() && !p.starts_with(".github"));
         if let Some(dir) = layer_dir
-            && existing(&dir.join("kustomization.yaml"))
+            && existing(dir)
         {
-            let own = dir.join("kustomization.yaml");
-            if !kept.contains(&own) {
-                kept.push(own);
+            if !kept.iter().any(|k| k == dir) {
+                kept.push(dir.to_path_buf());
             }
+            left_out.push((rel, templates.produce(&name, &context)?));
             continue;
         }
         if existing(&rel) {
@@ -104,7 +133,62 @@ pub fn repo_files(
         }
     }
     kept.sort();
-    Ok((files, kept))
+    let skipped = left_out
+        .into_iter()
+        .filter(|(path, _)| path.file_name().is_none_or(|n| n != "kustomization.yaml"))
+        .map(|(path, text)| skipped_file(path, &text, &files))
+        .collect();
+    Ok(Adopted {
+        files,
+        kept,
+        skipped,
+    })
+}
+
+fn documents(text: &str) -> Vec<yaml_serde::Value> {
+    yaml_serde::Deserializer::from_str(text)
+        .filter_map(|d| serde::Deserialize::deserialize(d).ok())
+        .collect()
+}
+
+fn skipped_file(path: PathBuf, text: &str, written: &Files) -> Skipped {
+    let field = |v: &yaml_serde::Value, a: &str, b: &str| {
+        v.get(a)
+            .and_then(|x| x.get(b))
+            .and_then(|x| x.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let docs = documents(text);
+    let objects = docs
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}",
+                d.get("kind").and_then(|k| k.as_str()).unwrap_or("object"),
+                field(d, "metadata", "name")
+            )
+        })
+        .collect();
+    let namespaces: Vec<String> = docs
+        .iter()
+        .filter(|d| d.get("kind").and_then(|k| k.as_str()) == Some("Namespace"))
+        .map(|d| field(d, "metadata", "name"))
+        .collect();
+    let needed_by = written
+        .iter()
+        .filter(|(_, text)| {
+            documents(text)
+                .iter()
+                .any(|d| namespaces.contains(&field(d, "metadata", "namespace")))
+        })
+        .map(|(p, _)| p.clone())
+        .collect();
+    Skipped {
+        path,
+        objects,
+        needed_by,
+    }
 }
 
 /// What the name does not say about a cell.
@@ -166,14 +250,13 @@ pub fn cell_files(
     cell: &CellName,
     inputs: &CellInputs,
 ) -> Result<Files, CellgenError> {
-    let mut data = vec![DataEntry {
-        name: SCHEMA_KEY.into(),
-        value: format!("\"{}\"", config.schema),
-    }];
+    // The keys this cell writes of the contract's (its components' come with them), and the
+    // number of the newest (crate::contract).
+    let mut data = Vec::new();
     for (key, spec) in config
         .keys
         .iter()
-        .filter(|(_, spec)| spec.component.is_none())
+        .filter(|(_, spec)| spec.selects(&cell.name, &cell.environment))
     {
         let value = spec.terraform.clone().ok_or_else(|| CellgenError::MalformedConfig {
             path: CONFIG_FILE.into(),
@@ -187,6 +270,14 @@ pub fn cell_files(
             value,
         });
     }
+    let number = crate::contract::cell_number(config, data.iter().map(|d| d.name.as_str()));
+    data.insert(
+        0,
+        DataEntry {
+            name: SCHEMA_KEY.into(),
+            value: format!("\"{number}\""),
+        },
+    );
     // The bucket is shared by every cell: its region is a repository fact, never the cell's.
     if config.terraform.state_bucket.is_some() && config.terraform.state_region.is_none() {
         return Err(CellgenError::MalformedConfig {

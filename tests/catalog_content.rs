@@ -71,6 +71,15 @@ struct ComponentSpec {
     identity: Option<Identity>,
     #[serde(default)]
     depends_on: Vec<String>,
+    #[serde(default)]
+    teardown: Option<Teardown>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Teardown {
+    description: String,
+    commands: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -174,6 +183,18 @@ fn component_yaml_is_well_formed() {
                 "{name}: {key}: no terraform"
             );
         }
+        if let Some(teardown) = &spec.teardown {
+            assert!(
+                !teardown.description.trim().is_empty(),
+                "{name}: a tear-down without its reason"
+            );
+            assert!(
+                !teardown.commands.is_empty()
+                    && teardown.commands.iter().all(|c| c.starts_with("kubectl ")),
+                "{name}: tear-down commands run against the cell's cluster (kubectl): {:?}",
+                teardown.commands
+            );
+        }
         match &spec.identity {
             Some(identity) => {
                 assert!(!identity.namespace.is_empty() && !identity.service_account.is_empty());
@@ -195,6 +216,10 @@ fn component_yaml_is_well_formed() {
                 );
             }
             None => {
+                assert!(
+                    spec.teardown.is_none(),
+                    "{name}: a tear-down for cloud resources, without an AWS identity to own them"
+                );
                 assert!(spec.keys.is_empty(), "{name}: keys without an identity");
                 assert!(
                     spec.depends_on.is_empty(),

@@ -12,7 +12,7 @@ use crate::edit::hcl::syntax::{check_expression, check_reference};
 use crate::error::CellgenError;
 
 /// Words HCL reads as something else when they stand as an object key.
-const HCL_KEYWORDS: &[&str] = &[
+pub const HCL_KEYWORDS: &[&str] = &[
     "true", "false", "null", "for", "in", "if", "endif", "endfor",
 ];
 
@@ -163,6 +163,33 @@ pub fn validate(spec: &ComponentSpec, path: &Path, text: &str) -> Result<(), Cel
                     format!(
                         "identity.policy_arns has `{}`, which is not an IAM policy ARN (arn:<partition>:iam::<account-id or aws>:policy/[path/]name)",
                         arn.escape_debug()
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(teardown) = &spec.teardown {
+        if teardown.commands.is_empty() {
+            return Err(invalid(
+                path,
+                text,
+                "teardown",
+                "`teardown.commands` is empty: list the commands, or drop `teardown`".into(),
+            ));
+        }
+        for command in teardown
+            .commands
+            .iter()
+            .chain(std::iter::once(&teardown.description))
+        {
+            if command.trim().is_empty() || command.chars().any(char::is_control) {
+                return Err(invalid(
+                    path,
+                    text,
+                    "teardown",
+                    format!(
+                        "`teardown` has `{}`: each command (and the description) is one non-empty line, printed as it is",
+                        command.escape_debug()
                     ),
                 ));
             }

@@ -72,13 +72,21 @@ pub fn check_cell(
         .position(|l| l.trim_start().starts_with("data"))
         .map(|i| i + 1);
 
-    // What the contract says this cell must write: base keys, and the keys of its components.
+    // What the contract says this cell must write: the keys that select it (every cell, or its
+    // name or environment), and the keys of its components.
+    let environment = cell.rsplit_once('-').map_or("", |(_, env)| env);
     let mut expected: BTreeMap<&str, String> = BTreeMap::new();
     for (key, spec) in &config.keys {
         match &spec.component {
-            None => {
-                expected.insert(key, "a base key".into());
+            None if spec.selects(cell, environment) => {
+                let why = if spec.cells.is_empty() && spec.environments.is_empty() {
+                    "a base key".to_string()
+                } else {
+                    "a key for this cell".to_string()
+                };
+                expected.insert(key, why);
             }
+            None => {}
             Some(c) if components.contains(c) => {
                 expected.insert(key, format!("a key of component {c}"));
             }
@@ -106,25 +114,44 @@ pub fn check_cell(
     }
 
     let mut data = BTreeMap::new();
+    // The cell's number is the newest `since` among the contract keys it writes
+    // (crate::contract), never past the contract's.
+    let number = crate::contract::cell_number(config, meta.entries.iter().map(|e| e.key.as_str()));
+    let newest = meta
+        .entries
+        .iter()
+        .filter_map(|e| config.keys.get(&e.key).map(|s| (e.key.as_str(), s.since())))
+        .max_by_key(|(_, since)| *since)
+        .map(|(key, since)| {
+            format!("its newest key, `{key}`, has `since: {since}` in cellgen.yaml")
+        })
+        .unwrap_or_else(|| "it writes no key of the contract".into());
     match meta.get(SCHEMA_KEY) {
         None => report(Finding::error(
             "schema-mismatch",
             &path,
             data_line,
             format!(
-                "data has no `schema` key; cellgen.yaml is at schema {}: add `schema = \"{}\"`",
-                config.schema, config.schema
+                "data has no `schema` key; this cell's keys give number {number} ({newest}): add `schema = \"{number}\"`"
             ),
         )),
         Some(entry) => match entry.literal.as_deref().map(str::parse::<u32>) {
-            Some(Ok(n)) if n == config.schema => {}
+            Some(Ok(n)) if n == number => {}
+            Some(Ok(n)) if n > config.schema => report(Finding::error(
+                "schema-mismatch",
+                &path,
+                Some(entry.line),
+                format!(
+                    "schema is {n} here, past cellgen.yaml's {}: a cell's number is the newest `since` among its keys ({newest}); set `schema = \"{number}\"`",
+                    config.schema
+                ),
+            )),
             Some(Ok(n)) => report(Finding::error(
                 "schema-mismatch",
                 &path,
                 Some(entry.line),
                 format!(
-                    "schema is {n} here but {} in cellgen.yaml: the key set and its number change on both sides together (set `schema = \"{}\"`)",
-                    config.schema, config.schema
+                    "schema is {n} here, but this cell's keys give {number} ({newest}; a cell's number is the newest `since` among the contract keys it writes, so it moves only when its own keys change): set `schema = \"{number}\"`"
                 ),
             )),
             _ => report(Finding::error(
@@ -132,8 +159,8 @@ pub fn check_cell(
                 &path,
                 Some(entry.line),
                 format!(
-                    "schema must be the literal string \"{}\", not `{}`",
-                    config.schema, entry.value
+                    "schema must be the literal string \"{number}\", not `{}`",
+                    entry.value
                 ),
             )),
         },

@@ -67,6 +67,23 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
     crate::schema::refresh(&mut plan)?;
     super::finish(&plan, &[], args.dry_run)?;
     report(&outcome, "Removed", "from", &cell.name, args.dry_run);
+    if !args.dry_run {
+        let component = catalog.get(&args.name)?;
+        let layers: Vec<String> = repo.config.layers.iter().map(|l| l.name.clone()).collect();
+        match crate::teardown::component_steps(component, &cell.name, &layers) {
+            Some(steps) => {
+                println!(
+                    "\n{} owns cloud resources only it removes. In a running cell, in this order:",
+                    component.name
+                );
+                super::remove_cell::print_steps(&steps, &|line| println!("{line}"));
+            }
+            None => println!(
+                "\nNext: commit and open a pull request. Once merged, Flux prunes what {} applied; then `terraform -chdir=terraform/cells/{} apply` removes its identity and keys (in that order: a key removed first stops the layers that still read it).",
+                component.name, cell.name
+            ),
+        }
+    }
     Ok(())
 }
 
@@ -113,7 +130,7 @@ fn report(outcome: &Outcome, verb: &str, preposition: &str, cell: &str, dry_run:
     );
     if let Some((from, to)) = outcome.schema {
         println!(
-            "The key set changed: schema {from} -> {to} in cellgen.yaml and in every cell's cell-metadata.tf."
+            "The key set changed: schema {from} -> {to} in cellgen.yaml; cell {cell}'s cell-metadata.tf carries the number of its newest key, other cells keep theirs."
         );
     }
 }

@@ -23,7 +23,7 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     crate::state::track_repository(&mut plan)?;
     super::finish(
         &plan,
-        &super::Kept::all(&kept, ALREADY_THERE, ALREADY_THERE),
+        &scaffold_kept(&kept, plan.root()),
         args.dry_run,
     )?;
     if !args.dry_run {
@@ -36,11 +36,7 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
 
 /// Adds the repository scaffold to `plan`; returns the scaffold paths that already exist, which
 /// are left as they are.
-pub fn plan_scaffold(
-    session: &mut Session,
-    args: &RepoArgs,
-    plan: &mut Plan,
-) -> Result<Vec<std::path::PathBuf>> {
+pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) -> Result<Kept> {
     let root = plan.root().to_path_buf();
     let git_url = resolve_git_url(session, args, &root)?;
     // Flux syncs the branch this repository works on: `master` after a plain `git init` on many
@@ -78,20 +74,111 @@ pub fn plan_scaffold(
             "warning: cellgen.yaml will name no cluster admin role (--admin-role-arn): add cluster_access.admin_role_arns before a cell's first `terraform apply`, which fails without one"
         );
     }
-    let (files, kept) = scaffold::repo_files(&Templates::new(), &settings, |rel| {
-        std::fs::symlink_metadata(root.join(rel)).is_ok()
-    })?;
-    for (path, contents) in files {
+    // A layer directory is the repository's own (taken whole, nothing added) when it has a
+    // kustomization file or a file cellgen's scaffold does not have: adding files to it would
+    // change what Flux builds. One with only some of the scaffold's files is completed around them.
+    let templates = Templates::new();
+    let scaffold_files: Vec<String> = templates
+        .names_under("repo/")
+        .into_iter()
+        .map(|n| n.trim_start_matches("repo/").to_string())
+        .collect();
+    let users_dir = |rel: &Path| -> bool {
+        let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+            return true;
+        };
+        entries.filter_map(Result::ok).any(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ours = rel.join(&name).to_string_lossy().into_owned();
+            ["kustomization.yaml", "kustomization.yml", "Kustomization"].contains(&name.as_str())
+                || !scaffold_files.contains(&ours)
+        })
+    };
+    let adopted = scaffold::adopt(
+        &templates,
+        &settings,
+        |rel| match std::fs::symlink_metadata(root.join(rel)) {
+            Ok(meta) if meta.is_dir() => users_dir(rel),
+            Ok(_) => true,
+            Err(_) => false,
+        },
+    )?;
+    for (path, contents) in adopted.files {
         plan.write(path, contents)?;
     }
     crate::schema::plan_all(plan)?;
-    Ok(kept)
+    Ok(Kept {
+        kept: adopted.kept,
+        skipped: adopted.skipped,
+    })
+}
+
+/// What the scaffold found already there and left alone.
+pub struct Kept {
+    /// Files, and directories taken whole (a shared layer the repository had).
+    pub kept: Vec<std::path::PathBuf>,
+    /// Scaffold files not created because their directory was kept.
+    pub skipped: Vec<scaffold::Skipped>,
 }
 
 /// Why a scaffold file that was there already is kept: cellgen did not create it, so it does
 /// not replace it.
 pub const ALREADY_THERE: &str =
     "it was already there; cellgen does not replace a file it did not create";
+
+/// Scaffold paths that were there already, for the command's report: cellgen did not create
+/// them, so it does not replace them (nor add files to a directory that was there); and what it
+/// did not create for that.
+pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
+    let mut out = Vec::new();
+    for path in &kept.kept {
+        let dir = root.join(path).is_dir();
+        let why = if dir {
+            "it was already there: cellgen adds no file to it, since that would change what Flux builds from it"
+        } else {
+            ALREADY_THERE
+        };
+        out.push(super::Kept {
+            word: "kept",
+            path: path.clone(),
+            shown: format!("{}{}", path.display(), if dir { "/" } else { "" }),
+            why: why.to_string(),
+            edited: why.to_string(),
+        });
+    }
+    for skipped in &kept.skipped {
+        let needed = if skipped.needed_by.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", which {} need{}",
+                skipped
+                    .needed_by
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if skipped.needed_by.len() == 1 {
+                    "s"
+                } else {
+                    ""
+                }
+            )
+        };
+        let why = format!(
+            "not created: {}{needed}; create that in your layer (`cellgen init --dry-run` in an empty directory prints cellgen's version), or `cellgen check` reports what is missing",
+            skipped.objects.join(", ")
+        );
+        out.push(super::Kept {
+            word: "skipped",
+            path: skipped.path.clone(),
+            shown: skipped.path.display().to_string(),
+            why: why.clone(),
+            edited: why,
+        });
+    }
+    out
+}
 
 /// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:
 /// the editor schemas in .cellgen/schemas and cellgen.yaml's line pointing at its schema.

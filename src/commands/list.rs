@@ -4,62 +4,85 @@ use serde::Serialize;
 use super::Session;
 use crate::catalog::Catalog;
 use crate::cli::{ListArgs, ListFormat, ListTarget};
-use crate::components::cell_components;
+use crate::inventory;
 use crate::plan::Plan;
 use crate::repo::Repo;
 use crate::templates::Templates;
-
-#[derive(Serialize)]
-struct CellRow {
-    cell: String,
-    region: String,
-    environment: String,
-    components: Vec<String>,
-}
 
 pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
     match args.what {
         ListTarget::Cells => {
             let repo = Repo::discover(&session.start)?;
             let plan = Plan::new(&repo.root);
-            let mut rows = Vec::new();
-            for name in repo.cells()? {
-                let (region, environment) = name
-                    .rsplit_once('-')
-                    .map(|(r, e)| (r.to_string(), e.to_string()))
-                    .unwrap_or_default();
-                let components = cell_components(&plan, &repo.config, &name)?
-                    .into_iter()
-                    .collect();
-                rows.push(CellRow {
-                    cell: name,
-                    region,
-                    environment,
-                    components,
-                });
-            }
+            let catalog = Catalog::load(&Templates::new(), &plan)?;
+            let rows = inventory::cells(&plan, &repo.config, &catalog, &repo.cells()?)?;
             match args.format {
                 ListFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
                 ListFormat::Table if rows.is_empty() => {
                     println!("No cells yet: create one with `cellgen new <region>-<environment>`.")
                 }
-                ListFormat::Table => print_table(
-                    &["CELL", "REGION", "ENVIRONMENT", "COMPONENTS"],
-                    rows.iter()
+                ListFormat::Table => {
+                    let mut own = false;
+                    let mut problems = Vec::new();
+                    let table: Vec<Vec<String>> = rows
+                        .iter()
                         .map(|r| {
+                            let components: Vec<String> = r
+                                .components
+                                .iter()
+                                .map(|name| match r.versions.get(name) {
+                                    Some(v) => {
+                                        own |= v.own;
+                                        if let Some(p) = &v.problem {
+                                            problems.push(p.clone());
+                                        }
+                                        format!(
+                                            "{name} {}{}",
+                                            v.version.as_deref().unwrap_or("?"),
+                                            if v.own { "*" } else { "" }
+                                        )
+                                    }
+                                    None => name.clone(),
+                                })
+                                .collect();
                             vec![
                                 r.cell.clone(),
                                 r.region.clone(),
                                 r.environment.clone(),
-                                if r.components.is_empty() {
+                                r.kubernetes_version.clone().unwrap_or_else(|| "?".into()),
+                                if r.egress_gateway { "yes" } else { "no" }.into(),
+                                r.vpc_cidr.clone().unwrap_or_else(|| "?".into()),
+                                r.schema.map_or("?".into(), |n| n.to_string()),
+                                if components.is_empty() {
                                     "-".into()
                                 } else {
-                                    r.components.join(", ")
+                                    components.join(", ")
                                 },
                             ]
                         })
-                        .collect(),
-                ),
+                        .collect();
+                    print_table(
+                        &[
+                            "CELL",
+                            "REGION",
+                            "ENVIRONMENT",
+                            "KUBERNETES",
+                            "EGRESS",
+                            "VPC",
+                            "SCHEMA",
+                            "COMPONENTS",
+                        ],
+                        table,
+                    );
+                    if own {
+                        println!(
+                            "\n* the cell's own version (`cellgen set-version`, spec.patches of its layer file); the others are the shared definition's."
+                        );
+                    }
+                    for problem in problems {
+                        eprintln!("note: {problem}");
+                    }
+                }
             }
         }
         ListTarget::Components => {

@@ -14,11 +14,14 @@ mod completions;
 mod component;
 mod envsubst;
 mod init;
+mod key;
 mod list;
 mod man;
 mod new;
+pub(crate) mod remove_cell;
 mod render;
 mod schema;
+mod set_version;
 mod upgrade;
 
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
@@ -40,6 +43,9 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::New(args) => writes(args.dry_run),
         Command::AddComponent(args) => writes(args.dry_run),
         Command::RemoveComponent(args) => writes(args.dry_run),
+        Command::RemoveCell(args) => writes(args.dry_run),
+        Command::SetVersion(args) => writes(args.dry_run),
+        Command::Key(args) => writes(args.command.dry_run()),
         Command::Upgrade(args) => writes(args.dry_run),
         Command::List(_) | Command::Check(_) | Command::Render(_) => Some(Access::Read),
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
@@ -148,6 +154,15 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         Command::RemoveComponent(args) => {
             component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
+        Command::RemoveCell(args) => {
+            remove_cell::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::SetVersion(args) => {
+            set_version::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Key(args) => {
+            key::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
         Command::Upgrade(args) => upgrade::run(&mut session, args),
         Command::List(args) => {
             list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
@@ -166,23 +181,29 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
 }
 
 /// A file a command leaves as it is although it would have written it, and why: reported with
-/// the changes, so the output says once what changed and what did not.
-/// A kept file the command still edits (a component added to a layer file the user changed) is
-/// reported once, as updated, with `edited` saying why it was not regenerated.
+/// the changes, so the output says once what changed and what did not. A kept file the command
+/// still edits (a component added to a layer file the user changed) is reported once, as
+/// updated, with `edited` saying why it was not regenerated.
 pub struct Kept {
+    /// `kept`, or `skipped` for a file not created because of what was kept.
+    pub word: &'static str,
     pub path: PathBuf,
-    pub why: &'static str,
-    pub edited: &'static str,
+    /// The path as shown (a directory with its `/`).
+    pub shown: String,
+    pub why: String,
+    pub edited: String,
 }
 
 impl Kept {
-    pub fn all(paths: &[PathBuf], why: &'static str, edited: &'static str) -> Vec<Kept> {
+    pub fn all(paths: &[PathBuf], why: &str, edited: &str) -> Vec<Kept> {
         paths
             .iter()
             .map(|path| Kept {
+                word: "kept",
                 path: path.clone(),
-                why,
-                edited,
+                shown: path.display().to_string(),
+                why: why.to_string(),
+                edited: edited.to_string(),
             })
             .collect()
     }
@@ -197,7 +218,7 @@ pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
         let changed: Vec<_> = plan.summary().into_iter().map(|(_, p)| p).collect();
         for k in kept {
             if changed.contains(&k.path.as_path()) {
-                eprintln!("  {:>7}  {} ({})", "edited", k.path.display(), k.edited);
+                eprintln!("  {:>7}  {} ({})", "edited", k.shown, k.edited);
             } else {
                 eprintln!("{}", kept_line(k));
             }
@@ -233,7 +254,7 @@ pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
 }
 
 fn kept_line(kept: &Kept) -> String {
-    format!("  {:>7}  {} ({})", "kept", kept.path.display(), kept.why)
+    format!("  {:>7}  {} ({})", kept.word, kept.shown, kept.why)
 }
 
 /// The line that ends a report: never "nothing to change" above a list of kept files.

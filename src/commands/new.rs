@@ -108,6 +108,14 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     for (path, contents) in scaffold::cell_files(&templates, &config, &cell, &inputs)? {
         desired.write(path, contents)?;
     }
+    // The components' files as cellgen writes them now: the ones on disk are compared with
+    // these below (kept when the user changed them), never refused here.
+    for name in &had {
+        let tf = cell_terraform_dir(&cell.name).join(format!("{name}.tf"));
+        if desired.exists(&tf) {
+            desired.delete(tf)?;
+        }
+    }
     for name in &had {
         components::add(
             &mut desired,
@@ -142,11 +150,10 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     state::track_all_edits(&mut plan, &cell.name)?;
     crate::schema::refresh(&mut plan)?;
 
-    let mut kept = super::Kept::all(
-        kept_scaffold.as_deref().unwrap_or_default(),
-        init::ALREADY_THERE,
-        init::ALREADY_THERE,
-    );
+    let mut kept = match &kept_scaffold {
+        Some(scaffold) => init::scaffold_kept(scaffold, plan.root()),
+        None => Vec::new(),
+    };
     kept.extend(super::Kept::all(
         &outcome.kept,
         "you changed it; delete it and run again to regenerate",

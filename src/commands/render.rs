@@ -70,13 +70,14 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         .into());
     }
     let mut sources = SourceFiles::new(&repo.root);
-    let mut objects = Vec::new();
+    let mut out = String::new();
     for layer in rendered
         .layers
         .iter()
         .filter(|l| args.layer.as_ref().is_none_or(|n| n == &l.layer.name))
     {
         refuse_what_flux_refuses(layer, &mut sources, &cell.name)?;
+        let mut objects = Vec::new();
         for (resource, result) in layer.pairs() {
             match result {
                 Ok(object) => objects.push(object.clone()),
@@ -89,8 +90,19 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
                 ),
             }
         }
+        // A comment line per layer, before its documents, so the output reads and splits by
+        // cell and layer (`# cellgen: cell <cell>, layer <layer> (<file>)`).
+        out.push_str(&format!(
+            "# cellgen: cell {}, layer {} ({}, {} object{})\n",
+            cell.name,
+            layer.layer.name,
+            layer.layer.file.display(),
+            objects.len(),
+            if objects.len() == 1 { "" } else { "s" }
+        ));
+        out.push_str(&to_multi_doc(&objects));
     }
-    print!("{}", to_multi_doc(&objects));
+    print!("{out}");
     Ok(())
 }
 

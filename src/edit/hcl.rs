@@ -458,6 +458,44 @@ pub fn remove(text: &str, keys: &[String], depends_on: &[String]) -> Result<Stri
     verify(&meta, text, edited, &want, &deps)
 }
 
+/// Renames the data entry `old` to `new`: its value, comments and place stay; the `=` of its
+/// chain is re-padded when the block was aligned (`terraform fmt` or one column), so a
+/// formatted file stays formatted.
+pub fn rename_key(text: &str, old: &str, new: &str) -> Result<String, HclEditError> {
+    let meta = read(text)?;
+    let entry = meta.get(old).ok_or_else(|| {
+        err(
+            text,
+            meta.data_span.start,
+            format!("data has no `{old}` entry"),
+        )
+    })?;
+    if let Some(existing) = meta.get(new) {
+        return Err(err(
+            text,
+            existing.key_span.start,
+            format!("data already has a `{new}` entry"),
+        ));
+    }
+    let style = align::style(text, &meta);
+    let edited = super::text::splice(text, entry.key_span.clone(), new);
+    let after = read(&edited).map_err(|e| unreadable(text, &meta, &e))?;
+    let edited = match style {
+        align::Style::Chains => align::realign_where(&edited, &after, &[new.to_string()]),
+        align::Style::Global => align::realign_global(&edited, &after),
+        align::Style::None => edited,
+    };
+    let want: Vec<(String, String)> = meta
+        .entries
+        .iter()
+        .map(|e| {
+            let key = if e.key == old { new } else { &e.key };
+            (key.to_string(), e.value.clone())
+        })
+        .collect();
+    verify(&meta, text, edited, &want, &meta.depends_on.clone())
+}
+
 /// Replaces the value of an existing data entry.
 pub fn set_data_value(text: &str, key: &str, value: &str) -> Result<String, HclEditError> {
     let meta = read(text)?;

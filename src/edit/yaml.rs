@@ -11,6 +11,7 @@
 //! that a null list (`~`, no value) comes back as `[]`.
 
 mod contract;
+pub mod patches;
 mod scalar;
 
 use std::ops::Range;
@@ -19,7 +20,7 @@ use std::str::FromStr;
 use rowan::ast::AstNode;
 use yaml_edit::{Document, SyntaxKind as K};
 
-pub use contract::{Field, append_keys, remove_keys, set_schema};
+pub use contract::{Field, append_keys, remove_keys, rename_key, set_key_fields, set_schema};
 pub use scalar::{flow_scalar, scalar};
 
 use super::list::{self, List, Syntax};

@@ -133,6 +133,14 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
         inputs.insert(cell.clone(), (name, cell_inputs));
     }
     for (cell, (name, _)) in &inputs {
+        // The components' .tf files as this cellgen writes them: the ones on disk are merged
+        // with these below (the user's edits kept), never refused by `add` here.
+        for component in &running[cell] {
+            let tf = crate::repo::cell_terraform_dir(cell).join(format!("{component}.tf"));
+            if desired.exists(&tf) {
+                desired.delete(tf)?;
+            }
+        }
         for component in &running[cell] {
             components::add(&mut desired, &templates, &catalog, name, component, true)?;
         }
@@ -285,7 +293,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     }
 
     // The contract (cellgen.yaml) as the components left it, and what that changed in the
-    // cells left out (the schema number every cell carries).
+    // cells left out (a cell's number follows its newest key: crate::contract).
     if let Some(text) = desired.read(CONFIG_FILE)?
         && plan.read(CONFIG_FILE)?.as_deref() != Some(text.as_str())
     {

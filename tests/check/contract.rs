@@ -212,6 +212,8 @@ fn component_key_missing_from_the_contract() {
 
 #[test]
 fn schema_number_differs_between_terraform_and_cellgen_yaml() {
+    // PROD runs karpenter, whose keys joined at 2; DEV's keys are the base ones, from 1. A
+    // cell's number is the newest `since` among its keys.
     let dir = repo();
     let tf = metadata_tf(DEV);
     let text = read(&dir.path().join(&tf));
@@ -220,38 +222,63 @@ fn schema_number_differs_between_terraform_and_cellgen_yaml() {
         .find(|l| l.trim_start().starts_with("schema "))
         .expect("schema in data")
         .to_string();
+    assert!(schema_line.contains("\"1\""), "{schema_line}");
     edit(
         dir.path(),
         &tf,
         &schema_line,
-        &schema_line.replace("\"2\"", "\"3\""),
+        &schema_line.replace("\"1\"", "\"2\""),
     );
-    let line = line_in(dir.path(), &tf, "\"3\"");
+    let line = line_in(dir.path(), &tf, "\"2\"");
     let (code, report) = check_json(dir.path(), &[]);
     assert_eq!(code, 1);
     let found = assert_at(&report, "schema-mismatch", &tf, line, &[DEV]);
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("schema is 2 here, but this cell's keys give 1")
+            && message.contains("set `schema = \"1\"`"),
+        "{message}"
+    );
+    assert_eq!(findings(&report).len(), 1, "{}", summary(&report));
+
+    // Past the contract's own number.
+    fs::write(dir.path().join(&tf), &text).unwrap();
+    let prod_tf = metadata_tf(PROD);
+    edit(dir.path(), &prod_tf, "= \"2\"", "= \"5\"");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let found = with_code(&report, "schema-mismatch");
+    assert_eq!(found.len(), 1, "{}", summary(&report));
     assert!(
         found[0]["message"]
             .as_str()
             .unwrap()
-            .contains("schema is 3 here but 2")
+            .contains("schema is 5 here, past cellgen.yaml's 2"),
+        "{}",
+        summary(&report)
     );
-    assert_eq!(findings(&report).len(), 1, "{}", summary(&report));
+    edit(dir.path(), &prod_tf, "= \"5\"", "= \"2\"");
 
-    // Bumping cellgen.yaml alone: every cell's ConfigMap is now behind.
-    fs::write(dir.path().join(&tf), text).unwrap();
-    edit(dir.path(), "cellgen.yaml", "schema: 2\n", "schema: 3\n");
+    // A contract change that concerns PROD's keys only (they now date from 3): PROD is behind,
+    // DEV is not concerned.
+    let config = read(&dir.path().join("cellgen.yaml"));
+    fs::write(
+        dir.path().join("cellgen.yaml"),
+        config
+            .replace("schema: 2\n", "schema: 3\n")
+            .replace("since: 2\n", "since: 3\n"),
+    )
+    .unwrap();
     let (code, report) = check_json(dir.path(), &[]);
     assert_eq!(code, 1);
     let found = with_code(&report, "schema-mismatch");
-    assert_eq!(found.len(), 2, "{}", summary(&report));
-    for f in found {
-        let cells = strings(&f["cells"]);
-        assert_eq!(cells.len(), 1, "{}", summary(&report));
-        let tf = metadata_tf(&cells[0]);
-        assert_eq!(f["file"], tf.as_str());
-        assert_eq!(f["line"], line_in(dir.path(), &tf, "    schema "));
-    }
+    assert_eq!(found.len(), 1, "{}", summary(&report));
+    assert_eq!(strings(&found[0]["cells"]), [PROD]);
+    assert_eq!(found[0]["file"], prod_tf.as_str());
+    assert_eq!(
+        found[0]["line"],
+        line_in(dir.path(), &prod_tf, "    schema ")
+    );
 }
 
 #[test]

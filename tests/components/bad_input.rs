@@ -241,6 +241,60 @@ pub(crate) fn bad_input_cases() -> Vec<BadInput> {
             ],
         },
         BadInput {
+            what: "karpenter without the node image setting of the cell's environment",
+            setup: |root| {
+                one_cell(root);
+                // A repository from before the setting: no `karpenter:` section at all.
+                let config = read(&root.join("cellgen.yaml"));
+                let start = config.find("\nkarpenter:\n").expect("a karpenter section") + 1;
+                let end = start + config[start..].find("\n\n").expect("a blank line after it");
+                edit_file(root, "cellgen.yaml", &config[start..=end], "");
+            },
+            args: &["add-component", "karpenter"],
+            code: 1,
+            words: &[
+                "cellgen.yaml",
+                "component `karpenter` needs the setting `karpenter.ami_alias.prod`",
+                "cell eu-west-2-prod",
+                "`prod: al2023@",
+            ],
+        },
+        BadInput {
+            what: "a component's .tf the user wrote, not listed in the record",
+            setup: |root| {
+                one_cell(root);
+                fs::write(
+                    root.join("terraform/cells/eu-west-2-prod/karpenter.tf"),
+                    "# mine: nodes of my own\n",
+                )
+                .unwrap();
+            },
+            args: &["add-component", "karpenter"],
+            code: 1,
+            words: &[
+                "terraform/cells/eu-west-2-prod/karpenter.tf",
+                "cellgen will not replace it",
+                ".cellgen/cells/eu-west-2-prod.json",
+            ],
+        },
+        BadInput {
+            what: "removing a component whose .tf the user edited",
+            setup: |root| {
+                one_cell(root);
+                run_ok(root, &["add-component", "external-dns"]);
+                let tf = root.join("terraform/cells/eu-west-2-prod/external-dns.tf");
+                let text = read(&tf);
+                fs::write(&tf, format!("{text}\n# extra zone, added by hand\n")).unwrap();
+            },
+            args: &["remove-component", "external-dns"],
+            code: 1,
+            words: &[
+                "terraform/cells/eu-west-2-prod/external-dns.tf",
+                "you changed it",
+                "will not delete it",
+            ],
+        },
+        BadInput {
             what: "component.yaml naming a layer the repository does not have",
             setup: |root| {
                 one_cell(root);
@@ -328,7 +382,8 @@ fn bad_input_fails_clearly_with_the_right_code_and_writes_nothing() {
 
 #[test]
 fn with_requirements_equals_adding_the_requirement_first_and_removes_in_reverse() {
-    // team-agent has a key of its own, so both components move the schema.
+    // team-agent has a key of its own: both components bring keys, in one command, so the
+    // contract's number moves once.
     let spec = format!(
         "{TEAM_AGENT_REQUIRES_KARPENTER}keys:\n  team_agent_queue:\n    description: Queue of the team agent\n    example: agent-queue\n    terraform: module.karpenter.queue_name\n"
     );
@@ -344,7 +399,7 @@ fn with_requirements_equals_adding_the_requirement_first_and_removes_in_reverse(
         &out,
         &[
             "Added karpenter, team-agent to cell eu-west-2-prod.",
-            "schema 1 -> 3",
+            "schema 1 -> 2",
         ],
         "add-component --with-requirements",
     );
@@ -354,19 +409,31 @@ fn with_requirements_equals_adding_the_requirement_first_and_removes_in_reverse(
     write_team_agent(apart.path(), &spec, "Component");
     run_ok(apart.path(), &["add-component", "karpenter"]);
     run_ok(apart.path(), &["add-component", "team-agent"]);
-    let diff = tree_diff(&tree_hash(apart.path()), &tree_hash(together.path()));
-    assert!(
-        diff.is_empty(),
-        "`add-component team-agent --with-requirements` differs from adding karpenter, then team-agent:\n  {}",
-        diff.join("\n  ")
+    // The same change, but two commands move the number twice.
+    assert_eq!(
+        files_but_numbers(apart.path()),
+        files_but_numbers(together.path()),
+        "`add-component team-agent --with-requirements` differs from adding karpenter, then team-agent"
     );
+    let (schema, since) = numbers(together.path());
+    assert_eq!(schema, 2);
+    assert_eq!(since["karpenter_role_arn"], 2);
+    assert_eq!(since["team_agent_queue"], 2);
+    assert_eq!(cell_number(together.path(), "eu-west-2-prod"), "2");
+    let (schema, since) = numbers(apart.path());
+    assert_eq!((schema, since["team_agent_queue"]), (3, 3));
+    assert_eq!(cell_number(apart.path(), "eu-west-2-prod"), "3");
 
-    // Removed in reverse, the repository is as it was, schema included.
+    // Removed in reverse, the repository is as it was but for the contract's number: team-agent's
+    // keys alone are not what the last change added, so each removal is a new key set.
     run_ok(together.path(), &["remove-component", "team-agent"]);
     run_ok(together.path(), &["remove-component", "karpenter"]);
-    assert_tree_unchanged(
-        &before,
-        &tree_hash(together.path()),
-        "add --with-requirements, then remove both",
+    let changed = tree_diff(&before, &tree_hash(together.path()));
+    assert_eq!(
+        changed,
+        ["changed  cellgen.yaml"],
+        "add --with-requirements, then remove both"
     );
+    assert_eq!(numbers(together.path()).0, 4);
+    assert_eq!(cell_number(together.path(), "eu-west-2-prod"), "1");
 }

@@ -112,15 +112,58 @@ pub(crate) fn listed_repo() -> tempfile::TempDir {
     dir
 }
 
+/// The chart version the shared definition of an embedded component names (its HelmRelease's
+/// `version:` or its OCIRepository's `tag:`), read from the catalog's files.
+fn catalog_version(component: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("templates/components")
+        .join(component)
+        .join("controllers");
+    for file in ["ocirepository.yaml", "helmrelease.yaml"] {
+        let Ok(text) = fs::read_to_string(dir.join(file)) else {
+            continue;
+        };
+        let field = if file == "ocirepository.yaml" {
+            "tag:"
+        } else {
+            "version:"
+        };
+        if let Some(v) = text.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix(field)
+                .map(|v| v.trim().trim_matches('"'))
+        }) {
+            return v.to_string();
+        }
+    }
+    panic!("no chart version in {}", dir.display())
+}
+
 #[test]
 fn list_cells_as_a_table_and_as_json() {
     let dir = listed_repo();
+    // One cell on a version of its own: marked `*` in the table, `own` in JSON. (With a single
+    // cell running it, the shared definition would move instead.)
+    run_ok(
+        dir.path(),
+        &["add-component", "external-dns", "--cell", DEV],
+    );
+    let external_dns = catalog_version("external-dns");
+    run_ok(
+        dir.path(),
+        &["set-version", "external-dns", "1.20.0", "--cell", PROD],
+    );
+    let karpenter = catalog_version("karpenter");
     let table = run_ok(dir.path(), &["list"]);
     assert_eq!(
         table,
-        "CELL            REGION     ENVIRONMENT  COMPONENTS\n\
-         eu-west-2-prod  eu-west-2  prod         external-dns, karpenter\n\
-         us-east-1-dev   us-east-1  dev          -\n",
+        format!(
+            "CELL            REGION     ENVIRONMENT  KUBERNETES  EGRESS  VPC          SCHEMA  COMPONENTS\n\
+             eu-west-2-prod  eu-west-2  prod         1.34        no      10.0.0.0/16  3       external-dns 1.20.0*, karpenter {karpenter}\n\
+             us-east-1-dev   us-east-1  dev          1.34        no      10.1.0.0/16  3       external-dns {external_dns}\n\
+             \n\
+             * the cell's own version (`cellgen set-version`, spec.patches of its layer file); the others are the shared definition's.\n"
+        ),
         "`cellgen list`"
     );
     assert_eq!(
@@ -135,8 +178,14 @@ fn list_cells_as_a_table_and_as_json() {
         json,
         serde_json::json!([
             {"cell": PROD, "region": "eu-west-2", "environment": "prod",
-             "components": ["external-dns", "karpenter"]},
-            {"cell": DEV, "region": "us-east-1", "environment": "dev", "components": []},
+             "kubernetes_version": "1.34", "egress_gateway": false, "vpc_cidr": "10.0.0.0/16",
+             "schema": 3, "components": ["external-dns", "karpenter"],
+             "versions": {"external-dns": {"version": "1.20.0", "own": true},
+                          "karpenter": {"version": karpenter, "own": false}}},
+            {"cell": DEV, "region": "us-east-1", "environment": "dev",
+             "kubernetes_version": "1.34", "egress_gateway": false, "vpc_cidr": "10.1.0.0/16",
+             "schema": 3, "components": ["external-dns"],
+             "versions": {"external-dns": {"version": external_dns, "own": false}}},
         ])
     );
 

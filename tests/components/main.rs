@@ -206,6 +206,47 @@ fn fixture_case(case: &str, commands: &[&[&str]]) -> (tempfile::TempDir, Vec<Str
     (dir, outputs)
 }
 
+/// A tree's text files with the contract's numbers (`schema: N`, `since: N`, `schema = "N"`)
+/// blanked and the records (whose hashes cover those numbers) left out: two ways of making the
+/// same change that differ only in how often the number moved compare equal.
+fn files_but_numbers(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let yaml = regex::Regex::new(r"(?m)^(\s*)(schema|since): \d+").unwrap();
+    let hcl = regex::Regex::new(r#"(schema\s*=\s*)"\d+""#).unwrap();
+    text_files(dir)
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with(".cellgen/cells"))
+        .map(|(path, text)| {
+            let text = yaml.replace_all(&text, "${1}${2}: N");
+            let text = hcl.replace_all(&text, "${1}\"N\"");
+            (path, text.into_owned())
+        })
+        .collect()
+}
+
+/// The contract's number in cellgen.yaml, and each key's `since`.
+fn numbers(dir: &Path) -> (u64, BTreeMap<String, u64>) {
+    let config: Value = serde_json::to_value(
+        yaml_serde::from_str::<yaml_serde::Value>(&read(&dir.join("cellgen.yaml"))).unwrap(),
+    )
+    .unwrap();
+    let since = config["keys"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["since"].as_u64().unwrap_or(1)))
+        .collect();
+    (config["schema"].as_u64().unwrap(), since)
+}
+
+/// The `schema` a cell's cell-metadata.tf writes.
+fn cell_number(dir: &Path, cell: &str) -> String {
+    let text = read(&dir.join(format!("terraform/cells/{cell}/cell-metadata.tf")));
+    let re = regex::Regex::new(r#"schema\s*=\s*"(\d+)""#).unwrap();
+    re.captures(&text)
+        .unwrap_or_else(|| panic!("no schema in {cell}'s cell-metadata.tf:\n{text}"))[1]
+        .to_string()
+}
+
 #[track_caller]
 fn assert_contains(haystack: &str, needles: &[&str], what: &str) {
     for needle in needles {

@@ -140,10 +140,20 @@ fn out_dir_writes_one_page_per_subcommand_once() {
     let dir = temp_dir();
     let out = run_ok(dir.path(), &["man", "--out-dir", "man/man1"]);
     let pages = dir.path().join("man/man1");
-    let mut expected: Vec<String> = subcommands()
-        .iter()
-        .map(|s| format!("cellgen-{s}.1"))
-        .collect();
+    // One page per subcommand, nested ones (`key add`) included, as `cellgen-key-add.1`.
+    use clap::CommandFactory;
+    let cli = cellgen::cli::Cli::command();
+    let mut expected: Vec<String> = Vec::new();
+    for sub in cli.get_subcommands() {
+        expected.push(format!("cellgen-{}.1", sub.get_name()));
+        for nested in sub.get_subcommands().filter(|n| n.get_name() != "help") {
+            expected.push(format!(
+                "cellgen-{}-{}.1",
+                sub.get_name(),
+                nested.get_name()
+            ));
+        }
+    }
     expected.push("cellgen.1".into());
     expected.sort();
     let mut written: Vec<String> = fs::read_dir(&pages)

@@ -303,6 +303,61 @@ fn the_component_schema_rejects_what_cellgen_rejects() {
             "",
             false,
         ),
+        // catalog/rules.rs's rules, where JSON Schema can say them.
+        (
+            "a namespace that is not a DNS-1123 label",
+            "  namespace: billing",
+            "  namespace: Billing_NS",
+            false,
+        ),
+        (
+            "a service account that is not a DNS-1123 subdomain",
+            "  service_account: billing",
+            "  service_account: billing_sa",
+            false,
+        ),
+        (
+            "a managed policy ARN",
+            "  policy_arns: []",
+            "  policy_arns: [arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess]",
+            true,
+        ),
+        (
+            "a policy ARN that is a role",
+            "  policy_arns: []",
+            "  policy_arns: [arn:aws:iam::123456789012:role/x]",
+            false,
+        ),
+        (
+            "depends_on naming a module",
+            "identity:",
+            "depends_on: [module.billing]\nidentity:",
+            true,
+        ),
+        (
+            "depends_on naming a variable",
+            "identity:",
+            "depends_on: [var.billing]\nidentity:",
+            false,
+        ),
+        (
+            "a key named like the schema entry",
+            "  billing_role_arn:",
+            "  schema:",
+            false,
+        ),
+        (
+            "a key that is an HCL keyword",
+            "  billing_role_arn:",
+            "  for:",
+            false,
+        ),
+        (
+            "a layer that is not a DNS-1123 label",
+            "layers: [apps]",
+            "layers: [Apps_1]",
+            false,
+        ),
     ];
     let repo = new_repo(&[PROD]);
     for (what, from, to, valid) in cases {

@@ -213,7 +213,18 @@ pub fn cases() -> Vec<Case> {
                     "resources: []\n"
                 );
                 assert!(!dir.join("apps/namespace.yaml").exists());
-                assert!(stdout(out).contains("kept  apps/kustomization.yaml"));
+                // The directory is kept whole, and what that leaves out is said.
+                assert!(
+                    stdout(out).contains("kept  apps/ (it was already there"),
+                    "{}",
+                    stdout(out)
+                );
+                assert!(
+                    stdout(out)
+                        .contains("skipped  apps/namespace.yaml (not created: Namespace apps"),
+                    "{}",
+                    stdout(out)
+                );
             }),
         },
         // Bytes that are not UTF-8: said so, with where; never "does not exist".

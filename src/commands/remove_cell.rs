@@ -1,0 +1,112 @@
+use anyhow::Result;
+
+use super::Session;
+use crate::catalog::Catalog;
+use crate::cell::CellName;
+use crate::cli::RemoveCellArgs;
+use crate::plan::Plan;
+use crate::repo::Repo;
+use crate::teardown::{self, Stack, Step};
+use crate::templates::Templates;
+
+pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
+    let repo = Repo::discover(&session.start)?;
+    let cell = CellName::parse(&args.cell, &repo.config.environments)?;
+    let templates = Templates::new();
+    let mut plan = Plan::new(&repo.root);
+    let catalog = Catalog::load(&templates, &plan)?;
+    let removal = teardown::remove_cell(
+        &mut plan,
+        &templates,
+        &catalog,
+        &cell.name,
+        args.terraform_destroyed,
+    )?;
+    if let Some(why) = &removal.nothing {
+        println!("Nothing to change: {why}");
+        return Ok(());
+    }
+    // The repository's record forgets the shared files that left with the cell.
+    crate::state::track_all_edits(&mut plan, &cell.name)?;
+    crate::schema::refresh(&mut plan)?;
+    super::finish(&plan, &[], args.dry_run)?;
+    // On a dry run stdout is the diff alone; what to do goes to stderr.
+    let say = |line: String| {
+        if args.dry_run {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    if !removal.components.is_empty() {
+        say(format!(
+            "\nNo other cell runs {}: {} shared files left with it.",
+            removal.components.join(", "),
+            if removal.components.len() == 1 {
+                "its"
+            } else {
+                "their"
+            }
+        ));
+    }
+    if !removal.keys.is_empty() {
+        let number = removal
+            .schema
+            .map(|(from, to)| format!(" (schema {from} -> {to})"))
+            .unwrap_or_default();
+        say(format!(
+            "The contract lost {}{number}: no remaining cell writes {}.",
+            removal.keys.join(", "),
+            if removal.keys.len() == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        ));
+    }
+    match removal.stack {
+        Stack::Kept => {
+            say(format!(
+                "\nKept terraform/cells/{0}: its state may still hold the cell's live AWS resources (VPC, cluster, nodes, roles), and this stack is how they are destroyed. Nothing of the cell in AWS has been touched.\n\nTear-down of {0}, in this order, before merging this change:",
+                cell.name
+            ));
+            print_steps(
+                &teardown::cell_steps(&repo.config, &cell, &removal.layers),
+                &say,
+            );
+        }
+        Stack::Removed { cache } => {
+            let state = match &repo.config.terraform.state_bucket {
+                Some(bucket) => format!(
+                    " Terraform leaves the (now empty) state object s3://{bucket}/cells/{}/terraform.tfstate; delete it when you no longer need its history.",
+                    cell.name
+                ),
+                None => String::new(),
+            };
+            say(format!(
+                "\n--terraform-destroyed: terraform/cells/{} leaves Git too.{state}",
+                cell.name
+            ));
+            if cache {
+                say(format!(
+                    "terraform/cells/{}/.terraform is Terraform's working directory (not in Git): delete it with `rm -rf terraform/cells/{}/.terraform`.",
+                    cell.name, cell.name
+                ));
+            }
+            say("Next: commit and merge; nothing of the cell is left in the repository.".into());
+        }
+        Stack::Absent => {
+            say("\nNext: commit and merge; nothing of the cell is left in the repository.".into())
+        }
+    }
+    Ok(())
+}
+
+pub fn print_steps(steps: &[Step], say: &dyn Fn(String)) {
+    for (i, step) in steps.iter().enumerate() {
+        say(format!("  {}. {}:", i + 1, step.title));
+        for command in &step.commands {
+            say(format!("       {command}"));
+        }
+    }
+}

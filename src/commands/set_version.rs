@@ -1,0 +1,162 @@
+use anyhow::Result;
+
+use super::Session;
+use crate::catalog::Catalog;
+use crate::cell::CellName;
+use crate::cli::SetVersionArgs;
+use crate::components::cell_components;
+use crate::error::CellgenError;
+use crate::plan::Plan;
+use crate::repo::Repo;
+use crate::suggest;
+use crate::templates::Templates;
+use crate::versions;
+
+pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
+    let repo = Repo::discover(&session.start)?;
+    let templates = Templates::new();
+    let mut plan = Plan::new(&repo.root);
+    let catalog = Catalog::load(&templates, &plan)?;
+    let component = catalog.get(&args.component)?;
+    let config = &repo.config;
+    for env in &args.environments {
+        if !config.environments.contains(env) {
+            return Err(CellgenError::InvalidFlag {
+                flag: "--env".into(),
+                reason: format!(
+                    "`{env}` is not an environment of this repository ({}).{}",
+                    config.environments.join(", "),
+                    suggest::hint(env, config.environments.iter().map(String::as_str))
+                ),
+            }
+            .into());
+        }
+    }
+    let cells = repo.cells()?;
+    for cell in &args.cells {
+        if !cells.contains(cell) {
+            return Err(CellgenError::UnknownCell {
+                name: cell.clone(),
+                hint: suggest::hint(cell, cells.iter().map(String::as_str)),
+                cells: cells.clone(),
+            }
+            .into());
+        }
+    }
+    let mut running = Vec::new();
+    for cell in &cells {
+        if cell_components(&plan, config, cell)?.contains(&component.name) {
+            running.push(cell.clone());
+        }
+    }
+    if running.is_empty() {
+        anyhow::bail!(
+            "no cell runs {}: add it to a cell first (`cellgen add-component {} --cell <cell>`)",
+            component.name,
+            component.name
+        );
+    }
+    let running_list = running.join(", ");
+    for cell in &args.cells {
+        if !running.contains(cell) {
+            return Err(CellgenError::InvalidFlag {
+                flag: "--cell".into(),
+                reason: format!(
+                    "cell {cell} does not run {} (the cells running it: {running_list})",
+                    component.name
+                ),
+            }
+            .into());
+        }
+    }
+    let environment = |cell: &str| {
+        CellName::parse(cell, &config.environments)
+            .map(|c| c.environment)
+            .unwrap_or_default()
+    };
+    let selected: Vec<String> = if args.cells.is_empty() && args.environments.is_empty() {
+        running.clone()
+    } else {
+        running
+            .iter()
+            .filter(|c| args.cells.contains(c) || args.environments.contains(&environment(c)))
+            .cloned()
+            .collect()
+    };
+    if selected.is_empty() {
+        return Err(CellgenError::InvalidFlag {
+            flag: "--env".into(),
+            reason: format!(
+                "no cell of {} runs {} (the cells running it: {running_list})",
+                args.environments.join(", "),
+                component.name
+            ),
+        }
+        .into());
+    }
+    let chart = versions::locate(&plan, component)?;
+    if let Some(problem) = versions::version_problem(&chart, &args.version) {
+        return Err(CellgenError::InvalidFlag {
+            flag: "VERSION".into(),
+            reason: problem,
+        }
+        .into());
+    }
+    let outcome = versions::set_version(&mut plan, &chart, &running, &selected, &args.version)?;
+    // The records keep the text cellgen generated: a cell's own version is a choice made on top
+    // of it, like a hand edit, so `new --force` keeps it and `upgrade` merges it (as ours)
+    // instead of replacing it with the shared version.
+    crate::schema::refresh(&mut plan)?;
+    if plan.is_empty() {
+        println!(
+            "{} already runs {} {} in {}; nothing changed.",
+            if selected.len() == 1 {
+                "The cell"
+            } else {
+                "Every selected cell"
+            },
+            component.name,
+            args.version,
+            selected.join(", ")
+        );
+        return Ok(());
+    }
+    super::finish(&plan, &[], args.dry_run)?;
+    if args.dry_run {
+        return Ok(());
+    }
+    let what = if chart.is_oci_tag() { "tag" } else { "chart" };
+    println!();
+    for (cell, from, to) in &outcome.moved {
+        println!("  {cell}: {} {what} {from} -> {to}", component.name);
+    }
+    match (&outcome.shared, outcome.own.as_slice()) {
+        (_, []) => println!(
+            "\nEvery cell running {} is on {}: the shared definition ({}) says it, and no cell overrides it.",
+            component.name,
+            args.version,
+            chart.file.display()
+        ),
+        (_, own) => println!(
+            "\nThe shared definition ({}) stays at {}; {} run{} a version of {} own (spec.patches of cells/<cell>/{}.yaml).",
+            chart.location(),
+            chart.version,
+            own.join(", "),
+            if own.len() == 1 { "s" } else { "" },
+            if own.len() == 1 { "its" } else { "their" },
+            chart.layer
+        ),
+    }
+    let next_stage = if outcome.own.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " Then the next stage, e.g. `cellgen set-version {} {} --env <environment>`.",
+            component.name, args.version
+        )
+    };
+    println!(
+        "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, Flux upgrades the release in those cells.{next_stage}"
+    );
+    Ok(())
+}
