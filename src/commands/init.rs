@@ -21,11 +21,7 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
     // not report an upgrade that only writes it).
     crate::state::track_repository(&mut plan)?;
-    super::finish(
-        &plan,
-        &scaffold_kept(&kept, plan.root()),
-        args.dry_run,
-    )?;
+    super::finish(&plan, &scaffold_kept(&kept, plan.root()), args.dry_run)?;
     if !args.dry_run {
         println!(
             "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."

@@ -40,13 +40,15 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     };
     if !removal.components.is_empty() {
         say(format!(
-            "\nNo other cell runs {}: {} shared files left with it.",
+            "\nNo other cell runs {}: {} shared files {} with it.",
             removal.components.join(", "),
             if removal.components.len() == 1 {
                 "its"
             } else {
                 "their"
-            }
+            },
+            // A dry run reports what the change would do, not what it did.
+            if args.dry_run { "would leave" } else { "left" }
         ));
     }
     if !removal.keys.is_empty() {
@@ -55,7 +57,8 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
             .map(|(from, to)| format!(" (schema {from} -> {to})"))
             .unwrap_or_default();
         say(format!(
-            "The contract lost {}{number}: no remaining cell writes {}.",
+            "The contract {} {}{number}: no remaining cell writes {}.",
+            if args.dry_run { "would lose" } else { "lost" },
             removal.keys.join(", "),
             if removal.keys.len() == 1 {
                 "it"
