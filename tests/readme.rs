@@ -40,13 +40,42 @@ fn commands() -> BTreeMap<String, BTreeSet<String>> {
         if name == "help" {
             continue;
         }
+        let text = help(&[name]);
         let flags = flag
-            .captures_iter(&help(&[name]))
+            .captures_iter(&text)
             .map(|c| c[1].to_string())
             .collect();
         commands.insert(name.to_string(), flags);
+        // Nested commands (`key add`), each with its own flags.
+        let nested = text
+            .split("Commands:\n")
+            .nth(1)
+            .and_then(|s| s.split("\n\n").next())
+            .unwrap_or("");
+        for line in nested.lines().filter(|l| !l.starts_with("   ")) {
+            let Some(sub) = line.split_whitespace().next().filter(|s| *s != "help") else {
+                continue;
+            };
+            let flags = flag
+                .captures_iter(&help(&[name, sub]))
+                .map(|c| c[1].to_string())
+                .collect();
+            commands.insert(format!("{name} {sub}"), flags);
+        }
     }
     commands
+}
+
+/// The command `words` (after `cellgen`) name: a nested one (`key add`) when it exists.
+fn command_of<'a>(
+    commands: &'a BTreeMap<String, BTreeSet<String>>,
+    first: &str,
+    second: Option<&str>,
+) -> Option<(String, &'a BTreeSet<String>)> {
+    second
+        .map(|s| format!("{first} {s}"))
+        .and_then(|both| commands.get(&both).map(|f| (both, f)))
+        .or_else(|| commands.get(first).map(|f| (first.to_string(), f)))
 }
 
 /// Code as the README shows it: inline code spans, and the lines of fenced blocks.
@@ -70,7 +99,7 @@ fn code_snippets(text: &str) -> Vec<String> {
 
 /// `cellgen SUB ...` invocations in `snippet` (not prose that names cellgen), each with the flags written after it (up to the
 /// end of that shell command).
-fn invocations(snippet: &str) -> Vec<(String, Vec<String>)> {
+fn invocations(snippet: &str) -> Vec<(String, Option<String>, Vec<String>)> {
     // Where a shell command starts: the line's start, after `&&`, `;`, `|` or in `$(...)`.
     let call =
         Regex::new(r"(?:^\s*|&&\s*|;\s*|\|\s*|\$\()cellgen ([a-z][a-z-]*)([^|;&#)]*)").unwrap();
@@ -81,7 +110,12 @@ fn invocations(snippet: &str) -> Vec<(String, Vec<String>)> {
                 .captures_iter(&c[2])
                 .map(|f| f[1].to_string())
                 .collect();
-            (c[1].to_string(), flags)
+            let second = c[2]
+                .strip_prefix(' ')
+                .and_then(|rest| rest.split_whitespace().next())
+                .filter(|w| w.chars().all(|ch| ch.is_ascii_lowercase() || ch == '-'))
+                .map(str::to_string);
+            (c[1].to_string(), second, flags)
         })
         .collect()
 }
@@ -93,9 +127,9 @@ fn every_command_and_flag_the_readme_shows_exists() {
     let text = readme();
     let mut wrong = Vec::new();
     for snippet in code_snippets(&text) {
-        for (sub, flags) in invocations(&snippet) {
-            let Some(known) = commands.get(&sub) else {
-                wrong.push(format!("`cellgen {sub}` is not a command: {snippet}"));
+        for (first, second, flags) in invocations(&snippet) {
+            let Some((sub, known)) = command_of(&commands, &first, second.as_deref()) else {
+                wrong.push(format!("`cellgen {first}` is not a command: {snippet}"));
                 continue;
             };
             for flag in flags.iter().filter(|f| !known.contains(*f)) {
@@ -123,27 +157,31 @@ fn the_commands_table_lists_every_command_with_its_flags() {
         .nth(1)
         .and_then(|s| s.split("\n\n").next())
         .expect("a ## Commands section starting with its table");
-    let row = Regex::new(r"(?m)^\| `cellgen ([a-z-]+)[^`]*` \| (.*) \|$").unwrap();
+    let row = Regex::new(r"(?m)^\| `cellgen ([a-z-]+)( [a-z-]+)?[^`]*` \| (.*) \|$").unwrap();
     let flag = Regex::new(r"`(--[a-z][a-z-]*)").unwrap();
     let mut rows = BTreeSet::new();
     let mut wrong = Vec::new();
     for c in row.captures_iter(table) {
-        let sub = c[1].to_string();
-        match commands.get(&sub) {
-            None => wrong.push(format!("row for `cellgen {sub}`, which does not exist")),
-            Some(known) => {
-                for f in flag.captures_iter(&c[2]) {
-                    let name = f[1].to_string();
-                    // `new` also takes `init`'s repository settings: they are `new`'s flags too.
-                    if !known.contains(&name) {
-                        wrong.push(format!("`cellgen {sub}` has no {name}"));
-                    }
-                }
+        let second = c.get(2).map(|m| m.as_str().trim());
+        let Some((sub, known)) = command_of(&commands, &c[1], second) else {
+            wrong.push(format!("row for `cellgen {}`, which does not exist", &c[1]));
+            continue;
+        };
+        // `new`'s row names `init`'s repository settings, which are `new`'s flags too.
+        for f in flag.captures_iter(&c[3]) {
+            let name = f[1].to_string();
+            if !known.contains(&name) {
+                wrong.push(format!("`cellgen {sub}` has no {name}"));
             }
         }
         rows.insert(sub);
     }
-    for sub in commands.keys().filter(|s| !rows.contains(*s)) {
+    // A group (`key`) has rows for its commands (`key add`), not one of its own.
+    let grouped = |s: &String| commands.keys().any(|k| k.starts_with(&format!("{s} ")));
+    for sub in commands
+        .keys()
+        .filter(|s| !rows.contains(*s) && !grouped(s))
+    {
         wrong.push(format!("no row for `cellgen {sub}`"));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
