@@ -109,15 +109,11 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     crate::schema::refresh(&mut plan)?;
     if plan.is_empty() {
         println!(
-            "{} already runs {} {} in {}; nothing changed.",
-            if selected.len() == 1 {
-                "The cell"
-            } else {
-                "Every selected cell"
-            },
+            "{} already run{} {} {}; nothing changed.",
+            selected.join(", "),
+            if selected.len() == 1 { "s" } else { "" },
             component.name,
             args.version,
-            selected.join(", ")
         );
         return Ok(());
     }
