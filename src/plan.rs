@@ -90,9 +90,9 @@ impl Plan {
         }
         match self.root.resolve_traced(rel)? {
             (_, Some((link, target))) => Err(CellgenError::FluxSymlink {
-                path: rel.to_path_buf(),
-                link,
-                target,
+                path: crate::paths::utf8(rel.to_path_buf()),
+                link: crate::paths::utf8(link),
+                target: crate::paths::utf8(target),
             }),
             (_, None) => Ok(()),
         }
@@ -140,7 +140,7 @@ impl Plan {
             .unwrap_or_else(|_| rel.clone());
         if real.as_os_str().is_empty() {
             return Err(CellgenError::InvalidFile {
-                path: self.root().to_path_buf(),
+                path: crate::paths::utf8(self.root().to_path_buf()),
                 message: "is the repository root; cellgen writes files, not the root itself".into(),
             });
         }
@@ -243,7 +243,7 @@ impl Plan {
     pub fn apply(&self) -> Result<(), CellgenError> {
         if !crate::lock::holds_write(self.root.canonical()) {
             return Err(CellgenError::InvalidFile {
-                path: self.root().to_path_buf(),
+                path: crate::paths::utf8(self.root().to_path_buf()),
                 message: "internal error: a plan was applied without the repository's write lock; nothing was written".into(),
             });
         }

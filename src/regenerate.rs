@@ -72,7 +72,7 @@ pub fn existing_components(
         };
         crate::yaml_depth::check_file(&text, &path)?;
         let refs = yaml::flux_components(&text).map_err(|e| CellgenError::InvalidFile {
-            path: path.clone(),
+            path: crate::paths::utf8(path.clone()),
             message: e.to_string(),
         })?;
         let names = refs

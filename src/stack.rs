@@ -112,7 +112,7 @@ pub fn check_addresses(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
             continue;
         };
         let body = hcl::parse_body(&text).map_err(|e| CellgenError::InvalidFile {
-            path: path.clone(),
+            path: crate::paths::utf8(path.clone()),
             message: format!(
                 "{e}; cellgen checks that no two blocks of the stack share an address, and cannot read this file"
             ),
@@ -120,7 +120,7 @@ pub fn check_addresses(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
         for d in syntax::declared(&text, &body) {
             if let Some((first, line)) = seen.get(&d.address) {
                 return Err(CellgenError::InvalidFile {
-                    path: path.clone(),
+                    path: crate::paths::utf8(path.clone()),
                     message: format!(
                         "line {}: declares `{}`, which {}:{line} declares too; Terraform refuses two blocks with one address. Rename one of them (a component's files and addresses follow its name)",
                         d.line,

@@ -204,7 +204,7 @@ pub fn sha256(text: &str) -> String {
 
 fn parse(text: &str, path: PathBuf) -> Result<CellRecord, CellgenError> {
     serde_json::from_str(text).map_err(|err| CellgenError::InvalidFile {
-        path,
+        path: crate::paths::utf8(path),
         message: format!("not a cellgen record ({err}); delete it to let cellgen regenerate it"),
     })
 }

@@ -66,7 +66,7 @@ pub struct Removal {
 
 fn invalid(path: impl Into<PathBuf>, message: impl Into<String>) -> CellgenError {
     CellgenError::InvalidFile {
-        path: path.into(),
+        path: crate::paths::utf8(path.into()),
         message: message.into(),
     }
 }
@@ -78,7 +78,7 @@ fn files_under(root: &Path, dir: &Path, skip: &[&str]) -> Result<Vec<PathBuf>, C
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
             return Err(CellgenError::Read {
-                path: root.join(dir),
+                path: crate::paths::utf8(root.join(dir)),
                 source,
             });
         }
@@ -94,7 +94,7 @@ fn files_under(root: &Path, dir: &Path, skip: &[&str]) -> Result<Vec<PathBuf>, C
         let rel = dir.join(&name);
         let meta =
             std::fs::symlink_metadata(entry.path()).map_err(|source| CellgenError::Read {
-                path: entry.path(),
+                path: crate::paths::utf8(entry.path()),
                 source,
             })?;
         if meta.is_dir() {

@@ -65,7 +65,7 @@ impl Chart {
 
 fn invalid(path: impl Into<PathBuf>, message: impl Into<String>) -> CellgenError {
     CellgenError::InvalidFile {
-        path: path.into(),
+        path: crate::paths::utf8(path.into()),
         message: message.into(),
     }
 }

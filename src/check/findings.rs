@@ -68,7 +68,7 @@ pub struct Finding {
     /// Stable identifier of the rule, e.g. `missing-key`.
     pub code: &'static str,
     /// Repository-relative file the finding points at.
-    pub file: PathBuf,
+    pub file: camino::Utf8PathBuf,
     pub line: Option<usize>,
     pub message: String,
     /// Sorted, without duplicates; empty for findings about the repository as a whole.
@@ -81,7 +81,7 @@ impl Serialize for Finding {
         struct Json<'a> {
             severity: Severity,
             code: &'a str,
-            file: &'a PathBuf,
+            file: &'a camino::Utf8PathBuf,
             line: Option<usize>,
             message: &'a str,
             cells: Vec<&'a str>,
@@ -126,7 +126,7 @@ impl Finding {
         Finding {
             severity,
             code,
-            file: file.into(),
+            file: crate::paths::utf8(file),
             line,
             message: message.into(),
             places: Vec::new(),
@@ -180,8 +180,8 @@ impl Finding {
 
     pub fn location(&self) -> String {
         match self.line {
-            Some(line) => format!("{}:{line}", self.file.display()),
-            None => self.file.display().to_string(),
+            Some(line) => format!("{}:{line}", self.file),
+            None => self.file.to_string(),
         }
     }
 
@@ -219,7 +219,15 @@ impl Finding {
         }
     }
 
-    fn key(&self) -> (Severity, &PathBuf, Option<usize>, &'static str, &str) {
+    fn key(
+        &self,
+    ) -> (
+        Severity,
+        &camino::Utf8PathBuf,
+        Option<usize>,
+        &'static str,
+        &str,
+    ) {
         (
             self.severity,
             &self.file,

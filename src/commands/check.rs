@@ -11,7 +11,7 @@ use crate::repo::Repo;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let overrides = match &args.render.values {
         Some(path) => super::read_values(path)?,
         None => Default::default(),

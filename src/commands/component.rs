@@ -11,7 +11,7 @@ use crate::state;
 use crate::templates::Templates;
 
 pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
@@ -49,7 +49,7 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
 }
 
 pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;

@@ -13,10 +13,10 @@ use crate::scaffold::{self, RepoSettings};
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
-    if let Some(root) = Repo::find_root(&session.start) {
+    if let Some(root) = Repo::find_root(session.start.as_std_path()) {
         return adopt_schemas(&root, args.dry_run);
     }
-    let mut plan = Plan::new(&session.start);
+    let mut plan = Plan::new(session.start.as_std_path());
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
     // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
     // not report an upgrade that only writes it).

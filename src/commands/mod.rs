@@ -27,7 +27,8 @@ mod upgrade;
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
 /// holds for as long as it runs.
 pub struct Session {
-    pub start: PathBuf,
+    /// Where the command runs: the current directory, or `-C`; UTF-8 (checked in `run`).
+    pub start: camino::Utf8PathBuf,
     pub prompter: Box<dyn Prompter>,
     pub lock: Option<RepoLock>,
 }
@@ -132,8 +133,10 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         None => cwd,
     };
+    // UTF-8: checked above.
+    let start = crate::paths::utf8(start);
     let lock = match access(&cli.command) {
-        Some(access) => Some(lock_repository(&start, access)?),
+        Some(access) => Some(lock_repository(start.as_std_path(), access)?),
         None => None,
     };
     let mut session = Session {
@@ -325,14 +328,17 @@ pub fn resolve_cell(
 /// Variables from a YAML file: a ConfigMap's `data`, or a plain `key: value` map.
 pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<String, String>> {
     use crate::error::CellgenError;
+    // A path given on the command line enters here (`--values`, `--from`).
+    let path = crate::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
+    let path = path.as_std_path();
     let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path.to_path_buf()),
         source,
     })?;
     crate::yaml_depth::check_file(&text, path)?;
     let value: yaml_serde::Value =
         yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
-            path: path.to_path_buf(),
+            path: crate::paths::utf8(path.to_path_buf()),
             // The parser's message already says where ("at line 2 column 1").
             message: format!("not valid YAML: {e}"),
         })?;
@@ -345,7 +351,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     };
     let yaml_serde::Value::Mapping(map) = map else {
         return Err(CellgenError::InvalidFile {
-            path: path.to_path_buf(),
+            path: crate::paths::utf8(path.to_path_buf()),
             message: "expected a ConfigMap or a `key: value` map".into(),
         }
         .into());
@@ -356,7 +362,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
             .as_str()
             .map(str::to_string)
             .ok_or_else(|| CellgenError::InvalidFile {
-                path: path.to_path_buf(),
+                path: crate::paths::utf8(path.to_path_buf()),
                 message: format!("key {k:?} is not a string"),
             })?;
         let value = match v {
@@ -365,7 +371,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
             yaml_serde::Value::Bool(b) => b.to_string(),
             other => {
                 return Err(CellgenError::InvalidFile {
-                    path: path.to_path_buf(),
+                    path: crate::paths::utf8(path.to_path_buf()),
                     message: format!(
                         "value of `{key}` is not a string, number or boolean: {other:?}"
                     ),

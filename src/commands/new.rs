@@ -18,7 +18,7 @@ use crate::state;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
-    let (mut plan, config, kept_scaffold) = match Repo::find_root(&session.start) {
+    let (mut plan, config, kept_scaffold) = match Repo::find_root(session.start.as_std_path()) {
         Some(root) => {
             let repo = Repo::open(&root)?;
             for (flag, given) in [
@@ -43,7 +43,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                 eprintln!(
                     "Using the cellgen repository at {} (its cellgen.yaml is the nearest above {}).",
                     root.display(),
-                    session.start.display()
+                    session.start
                 );
             }
             (Plan::new(&root), repo.config, None)
@@ -51,10 +51,10 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         None => {
             // The scaffold's environments are the defaults: check the name before asking anything.
             CellName::parse(&args.name, &config::default_environments())?;
-            let mut plan = Plan::new(&session.start);
+            let mut plan = Plan::new(session.start.as_std_path());
             let kept = init::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-            let config = Config::parse(&text, &session.start.join(CONFIG_FILE))?;
+            let config = Config::parse(&text, session.start.join(CONFIG_FILE).as_std_path())?;
             (plan, config, Some(kept))
         }
     };
@@ -74,7 +74,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     {
         return Err(CellgenError::CellExists {
             name: cell.name.clone(),
-            path: dir.clone(),
+            path: crate::paths::utf8(dir.clone()),
         }
         .into());
     }

@@ -10,7 +10,7 @@ use crate::teardown::{self, Stack, Step};
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let cell = CellName::parse(&args.cell, &repo.config.environments)?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);

@@ -16,7 +16,7 @@ use crate::repo::Repo;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let cell = super::resolve_cell(session, &repo, Some(&args.cell))?;
     let overrides = match &args.render.values {
         Some(path) => super::read_values(path)?,
@@ -27,7 +27,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
     let loaded =
         load_cell(&repo.root, &cell.name, &mut cache).map_err(|e| CellgenError::InvalidFile {
-            path: e.file.clone(),
+            path: crate::paths::utf8(e.file.clone()),
             message: e.message.clone(),
         })?;
     let components = loaded.components();

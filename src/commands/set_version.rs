@@ -13,7 +13,7 @@ use crate::templates::Templates;
 use crate::versions;
 
 pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;

@@ -9,7 +9,7 @@ use crate::repo::Repo;
 use crate::upgrade::{self, Group, Outcome, Report};
 
 pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let mut plan = Plan::new(&repo.root);
     let report = upgrade::plan(&mut plan, &args.cells)?;
     // With nothing to write the report's own first line says so (not "Nothing to change." and

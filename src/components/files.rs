@@ -37,7 +37,7 @@ pub fn check_replace(plan: &Plan, cell: &str, path: &Path, new: &str) -> Result<
         return Ok(());
     }
     Err(CellgenError::InvalidFile {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path.to_path_buf()),
         message: format!(
             "exists, and is not a file cellgen generated and you left unchanged ({} does not list it as such), so cellgen will not replace it. Move it out of the stack (keep what you need in a file of another name) and run again",
             state::record_path(cell).display()
@@ -63,7 +63,7 @@ pub fn check_delete(
         return Ok(());
     }
     Err(CellgenError::InvalidFile {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path.to_path_buf()),
         message: format!(
             "you changed it since cellgen generated it (or wrote it yourself), so cellgen will not delete it with `{}`. Delete it yourself once nothing you added to it is needed, then run again",
             component.name
@@ -139,7 +139,7 @@ pub fn check_settings(
             _ => String::new(),
         };
         return Err(CellgenError::InvalidFile {
-            path: PathBuf::from(CONFIG_FILE),
+            path: crate::paths::utf8(PathBuf::from(CONFIG_FILE)),
             message: format!(
                 "component `{}` needs the setting `{setting}`, which its Terraform reads for cell {} (local.settings, from settings.tf), and cellgen.yaml lacks it: add it{example}",
                 component.name, cell.name

@@ -45,7 +45,7 @@ pub struct NewKey {
 
 fn invalid(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> CellgenError {
     CellgenError::InvalidFile {
-        path: path.into(),
+        path: crate::paths::utf8(path.into()),
         message: e.to_string(),
     }
 }

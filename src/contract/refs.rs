@@ -80,7 +80,7 @@ fn files_under(root: &Path, dir: &Path, deep: bool) -> Result<Vec<PathBuf>, Cell
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotADirectory) => return Ok(Vec::new()),
         Err(source) => {
             return Err(CellgenError::Read {
-                path: root.join(dir),
+                path: crate::paths::utf8(root.join(dir)),
                 source,
             });
         }

@@ -353,7 +353,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
         .kubernetes_version
         .or_else(|| recorded.as_ref().map(|r| r.kubernetes_version.clone()))
         .ok_or_else(|| CellgenError::InvalidFile {
-            path: tfvars.clone(),
+            path: crate::paths::utf8(tfvars.clone()),
             message: format!(
                 "cellgen upgrade cannot tell cell `{cell}`'s Kubernetes version: set `kubernetes_version = \"<major.minor>\"` (the version its cluster runs) here and run it again"
             ),
@@ -369,7 +369,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
                 Some(r) => r.vpc_cidr.clone(),
                 None => {
                     return Err(CellgenError::InvalidFile {
-                        path: found.file,
+                        path: crate::paths::utf8(found.file),
                         message: format!(
                             "{}{problem}: set the cell's VPC block as `vpc_cidr = \"<cidr>\"` in {} and run cellgen upgrade again",
                             found
@@ -386,7 +386,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
             Some(r) => r.vpc_cidr.clone(),
             None => {
                 return Err(CellgenError::InvalidFile {
-                    path: tfvars,
+                    path: crate::paths::utf8(tfvars),
                     message: format!(
                         "cellgen upgrade cannot tell cell `{cell}`'s VPC block: set `vpc_cidr = \"<cidr>\"` (its VPC's block) here and run it again"
                     ),

@@ -153,6 +153,26 @@ fn a_start_directory_whose_path_is_not_utf8_is_an_error_naming_it() {
         0,
         "something was written"
     );
+
+    // A file given by a flag, likewise.
+    let repo = parent.path().join("repo");
+    fs::create_dir(&repo).unwrap();
+    prod(&repo);
+    let values = parent
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"values\xff.yaml"));
+    fs::write(&values, "cluster_name: x\n").unwrap();
+    let out = cellgen()
+        .arg("-C")
+        .arg(&repo)
+        .args(["check", "--values"])
+        .arg(&values)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    for word in ["the file", "values\u{FFFD}.yaml", "is not valid UTF-8"] {
+        assert!(stderr(&out).contains(word), "{}", stderr(&out));
+    }
 }
 
 pub fn cases() -> Vec<Case> {
