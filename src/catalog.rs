@@ -224,7 +224,7 @@ impl Catalog {
 fn parse_spec(text: &str, path: &Path) -> Result<ComponentSpec, CellgenError> {
     crate::yaml_depth::check_file(text, path)?;
     let spec: ComponentSpec = yaml_serde::from_str(text).map_err(|e| CellgenError::InvalidFile {
-        path: crate::paths::utf8(path.to_path_buf()),
+        path: crate::paths::utf8(path),
         message: format!(
             "{}not a valid component.yaml: {e}. It declares description, layers, keys (description, example, terraform), identity (namespace, service_account, policy_arns) and depends_on",
             e.location().map(|l| format!("line {}: ", l.line())).unwrap_or_default()
@@ -283,7 +283,7 @@ fn validate_name(name: &str, path: &Path) -> Result<(), CellgenError> {
     // The role name `<cell>-<component>` must fit IAM's 64 characters.
     if !is_dns_label(name) || name.len() > 31 {
         return Err(CellgenError::InvalidFile {
-            path: crate::paths::utf8(path.to_path_buf()),
+            path: crate::paths::utf8(path),
             message: format!(
                 "component directory `{name}` must be a DNS label of at most 31 characters (lowercase letters, digits, dashes)"
             ),

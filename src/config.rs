@@ -300,7 +300,7 @@ impl Config {
         crate::yaml_depth::check_file(text, path)?;
         let config: Config =
             yaml_serde::from_str(text).map_err(|err| CellgenError::MalformedConfig {
-                path: crate::paths::utf8(path.to_path_buf()),
+                path: crate::paths::utf8(path),
                 line: err.location().map(|l| l.line()),
                 message: err.to_string(),
             })?;
@@ -310,7 +310,7 @@ impl Config {
 
     fn validate(&self, text: &str, path: &Path) -> Result<(), CellgenError> {
         let fail = |needle: &str, message: String| CellgenError::MalformedConfig {
-            path: crate::paths::utf8(path.to_path_buf()),
+            path: crate::paths::utf8(path),
             line: line_of(text, needle),
             message,
         };
@@ -447,7 +447,7 @@ impl Config {
     /// values fail here, naming their line, rather than at a cell's `terraform plan`.
     fn validate_settings(&self, text: &str, path: &Path) -> Result<(), CellgenError> {
         let fail = |needle: &str, message: String| CellgenError::MalformedConfig {
-            path: crate::paths::utf8(path.to_path_buf()),
+            path: crate::paths::utf8(path),
             line: line_of(text, needle),
             message,
         };

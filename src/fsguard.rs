@@ -109,12 +109,12 @@ impl Root {
             Some((link, target)) => CellgenError::OutsideRoot {
                 path: crate::paths::utf8(link),
                 target: Some(crate::paths::utf8(target)),
-                root: crate::paths::utf8(self.given.clone()),
+                root: crate::paths::utf8(&self.given),
             },
             None => CellgenError::OutsideRoot {
-                path: crate::paths::utf8(rel.to_path_buf()),
+                path: crate::paths::utf8(rel),
                 target: None,
-                root: crate::paths::utf8(self.given.clone()),
+                root: crate::paths::utf8(&self.given),
             },
         })
     }
@@ -186,7 +186,7 @@ pub fn read_text(real: &Path, shown: &Path) -> Result<Option<Text>, CellgenError
         }
         Err(source) => {
             return Err(CellgenError::Read {
-                path: crate::paths::utf8(shown.to_path_buf()),
+                path: crate::paths::utf8(shown),
                 source,
             });
         }
@@ -223,7 +223,7 @@ pub fn decode(bytes: Vec<u8>, shown: &Path) -> Result<String, CellgenError> {
             .count()
             + 1;
         CellgenError::NotUtf8 {
-            path: crate::paths::utf8(shown.to_path_buf()),
+            path: crate::paths::utf8(shown),
             line,
             column,
             byte: at,

@@ -5,7 +5,7 @@
 //! `repo::list_dirs`) are checked where they enter, with an error naming a path that is not
 //! (the one place a path is shown lossily). Every path built from them is UTF-8 too.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use camino::{Utf8Path, Utf8PathBuf};
 
@@ -13,9 +13,12 @@ use camino::{Utf8Path, Utf8PathBuf};
 /// exception is a file name read from a walk of the user's tree (a layer the kustomize builder
 /// reads), which is then shown with U+FFFD for the bytes that are not UTF-8, as `Path::display`
 /// would.
-pub fn utf8(path: impl Into<PathBuf>) -> Utf8PathBuf {
-    Utf8PathBuf::from_path_buf(path.into())
-        .unwrap_or_else(|path| Utf8PathBuf::from(path.to_string_lossy().into_owned()))
+pub fn utf8(path: impl AsRef<Path>) -> Utf8PathBuf {
+    let path = path.as_ref();
+    match Utf8Path::from_path(path) {
+        Some(path) => path.to_path_buf(),
+        None => Utf8PathBuf::from(path.to_string_lossy().into_owned()),
+    }
 }
 
 /// `path` as a UTF-8 path, or None when it is not one.

@@ -43,7 +43,7 @@ impl Repo {
             .read(Path::new(CONFIG_FILE))?
             .map(|t| t.text)
             .ok_or_else(|| CellgenError::NotARepository {
-                start: crate::paths::utf8(root.to_path_buf()),
+                start: crate::paths::utf8(root),
             })?;
         let config = Config::parse(&text, &path)?;
         Ok(Repo {
@@ -55,7 +55,7 @@ impl Repo {
 
     pub fn discover(start: &Path) -> Result<Repo, CellgenError> {
         let root = Repo::find_root(start).ok_or_else(|| CellgenError::NotARepository {
-            start: crate::paths::utf8(start.to_path_buf()),
+            start: crate::paths::utf8(start),
         })?;
         Repo::open(&root)
     }
@@ -80,7 +80,7 @@ pub fn list_dirs(dir: &Path) -> Result<Vec<String>, CellgenError> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
             return Err(CellgenError::Read {
-                path: crate::paths::utf8(dir.to_path_buf()),
+                path: crate::paths::utf8(dir),
                 source,
             });
         }

@@ -126,7 +126,7 @@ impl Finding {
         Finding {
             severity,
             code,
-            file: crate::paths::utf8(file),
+            file: crate::paths::utf8(file.into()),
             line,
             message: message.into(),
             places: Vec::new(),

@@ -220,7 +220,7 @@ pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
         print!("{}", crate::color::diff(&plan.diff()));
         let changed: Vec<_> = plan.summary().into_iter().map(|(_, p)| p).collect();
         for k in kept {
-            if changed.contains(&k.path.as_path()) {
+            if changed.iter().any(|p| p.as_std_path() == k.path) {
                 eprintln!("  {:>7}  {} ({})", "edited", k.shown, k.edited);
             } else {
                 eprintln!("{}", kept_line(k));
@@ -235,13 +235,8 @@ pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
     let summary = plan.summary();
     for (kind, path) in &summary {
         match kept.iter().find(|k| k.path == *path) {
-            Some(k) => println!(
-                "  {}  {} ({})",
-                crate::color::change(*kind),
-                path.display(),
-                k.edited
-            ),
-            None => println!("  {}  {}", crate::color::change(*kind), path.display()),
+            Some(k) => println!("  {}  {} ({})", crate::color::change(*kind), path, k.edited),
+            None => println!("  {}  {}", crate::color::change(*kind), path),
         }
     }
     for k in kept
@@ -332,13 +327,13 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     let path = crate::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
     let path = path.as_std_path();
     let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read {
-        path: crate::paths::utf8(path.to_path_buf()),
+        path: crate::paths::utf8(path),
         source,
     })?;
     crate::yaml_depth::check_file(&text, path)?;
     let value: yaml_serde::Value =
         yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
-            path: crate::paths::utf8(path.to_path_buf()),
+            path: crate::paths::utf8(path),
             // The parser's message already says where ("at line 2 column 1").
             message: format!("not valid YAML: {e}"),
         })?;
@@ -351,7 +346,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     };
     let yaml_serde::Value::Mapping(map) = map else {
         return Err(CellgenError::InvalidFile {
-            path: crate::paths::utf8(path.to_path_buf()),
+            path: crate::paths::utf8(path),
             message: "expected a ConfigMap or a `key: value` map".into(),
         }
         .into());
@@ -362,7 +357,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
             .as_str()
             .map(str::to_string)
             .ok_or_else(|| CellgenError::InvalidFile {
-                path: crate::paths::utf8(path.to_path_buf()),
+                path: crate::paths::utf8(path),
                 message: format!("key {k:?} is not a string"),
             })?;
         let value = match v {
@@ -371,7 +366,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
             yaml_serde::Value::Bool(b) => b.to_string(),
             other => {
                 return Err(CellgenError::InvalidFile {
-                    path: crate::paths::utf8(path.to_path_buf()),
+                    path: crate::paths::utf8(path),
                     message: format!(
                         "value of `{key}` is not a string, number or boolean: {other:?}"
                     ),

@@ -74,7 +74,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     {
         return Err(CellgenError::CellExists {
             name: cell.name.clone(),
-            path: crate::paths::utf8(dir.clone()),
+            path: crate::paths::utf8(dir),
         }
         .into());
     }
@@ -301,7 +301,7 @@ fn git_add_paths(plan: &Plan) -> Vec<String> {
             [t, c, cell, _, ..] if t == "terraform" && c == "cells" => {
                 format!("terraform/cells/{cell}")
             }
-            _ => path.display().to_string(),
+            _ => path.to_string(),
         };
         if !paths.contains(&entry) {
             paths.push(entry);

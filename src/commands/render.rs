@@ -27,7 +27,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
     let loaded =
         load_cell(&repo.root, &cell.name, &mut cache).map_err(|e| CellgenError::InvalidFile {
-            path: crate::paths::utf8(e.file.clone()),
+            path: crate::paths::utf8(&e.file),
             message: e.message.clone(),
         })?;
     let components = loaded.components();

@@ -23,7 +23,7 @@ fn recorded_as_generated(
     let record = state::load(plan, cell)?.unwrap_or_default();
     Ok(record
         .files
-        .get(path.to_string_lossy().as_ref())
+        .get(crate::paths::utf8(path).as_str())
         .is_some_and(|f| f.sha256 == sha256(text)))
 }
 
@@ -37,7 +37,7 @@ pub fn check_replace(plan: &Plan, cell: &str, path: &Path, new: &str) -> Result<
         return Ok(());
     }
     Err(CellgenError::InvalidFile {
-        path: crate::paths::utf8(path.to_path_buf()),
+        path: crate::paths::utf8(path),
         message: format!(
             "exists, and is not a file cellgen generated and you left unchanged ({} does not list it as such), so cellgen will not replace it. Move it out of the stack (keep what you need in a file of another name) and run again",
             state::record_path(cell).display()
@@ -63,7 +63,7 @@ pub fn check_delete(
         return Ok(());
     }
     Err(CellgenError::InvalidFile {
-        path: crate::paths::utf8(path.to_path_buf()),
+        path: crate::paths::utf8(path),
         message: format!(
             "you changed it since cellgen generated it (or wrote it yourself), so cellgen will not delete it with `{}`. Delete it yourself once nothing you added to it is needed, then run again",
             component.name

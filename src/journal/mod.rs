@@ -169,7 +169,7 @@ fn rel_string(path: &Path) -> Result<String, CellgenError> {
     path.to_str()
         .map(str::to_string)
         .ok_or_else(|| CellgenError::InvalidFile {
-            path: crate::paths::utf8(path.to_path_buf()),
+            path: crate::paths::utf8(path),
             message: "the path is not valid UTF-8; cellgen only writes UTF-8 paths".into(),
         })
 }

@@ -157,7 +157,7 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
         }
     };
     let record: Record = serde_json::from_slice(&text).map_err(|e| CellgenError::Recovery {
-        path: crate::paths::utf8(path.clone()),
+        path: crate::paths::utf8(&path),
         message: format!("it is not a journal cellgen can read ({e})"),
     })?;
     let guard = crate::fsguard::Root::new(root);

@@ -235,7 +235,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
             continue;
         };
         apply(plan, &decision)?;
-        let key = request.path.to_string_lossy().into_owned();
+        let key = crate::paths::utf8(&request.path).into_string();
         match &decision.record {
             Some(entry) => repo_files.insert(key, entry.clone()),
             None => repo_files.remove(&key),
@@ -274,7 +274,10 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
         for decision in decisions {
             apply(plan, &decision)?;
             if let Some(entry) = &decision.record {
-                files.insert(decision.path.to_string_lossy().into_owned(), entry.clone());
+                files.insert(
+                    crate::paths::utf8(&decision.path).into_string(),
+                    entry.clone(),
+                );
             }
             group.files.push((decision.path, decision.outcome));
         }
@@ -353,7 +356,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
         .kubernetes_version
         .or_else(|| recorded.as_ref().map(|r| r.kubernetes_version.clone()))
         .ok_or_else(|| CellgenError::InvalidFile {
-            path: crate::paths::utf8(tfvars.clone()),
+            path: crate::paths::utf8(&tfvars),
             message: format!(
                 "cellgen upgrade cannot tell cell `{cell}`'s Kubernetes version: set `kubernetes_version = \"<major.minor>\"` (the version its cluster runs) here and run it again"
             ),
