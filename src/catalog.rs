@@ -142,11 +142,22 @@ pub struct Catalog {
 impl Catalog {
     /// Embedded components, then the repository's (read through the plan, so planned files count).
     pub fn load(templates: &Templates, plan: &Plan) -> Result<Catalog, CellgenError> {
+        let dirs = crate::repo::list_dirs(&plan.root().join(COMPONENTS_DIR))?;
+        Catalog::load_from(templates, dirs, &|path| plan.read(path))
+    }
+
+    /// The catalog of a repository whose `components/` holds `dirs`, its files read by `read`
+    /// (the working tree, or a commit's tree for `cellgen diff`).
+    pub fn load_from(
+        templates: &Templates,
+        dirs: Vec<String>,
+        read: &dyn Fn(&Path) -> Result<Option<String>, CellgenError>,
+    ) -> Result<Catalog, CellgenError> {
         let Catalog { mut components } = Catalog::embedded(templates)?;
         let mut stack: Option<StackFacts> = None;
-        for dir in crate::repo::list_dirs(&plan.root().join(COMPONENTS_DIR))? {
+        for dir in dirs {
             let path = Path::new(COMPONENTS_DIR).join(&dir).join(SPEC_FILE);
-            if let Some(text) = plan.read(&path)? {
+            if let Some(text) = read(&path)? {
                 validate_name(&dir, &path)?;
                 let spec = parse_spec(&text, &path)?;
                 if stack.is_none() {

@@ -64,6 +64,16 @@ pub enum Command {
     Check(CheckArgs),
     /// Print what Flux would apply for a cell, as multi-document YAML.
     Render(RenderArgs),
+    /// Render every cell at a base commit and in the working tree, and show what each cell would apply differently.
+    Diff(DiffArgs),
+    /// Check a cell's real cell-metadata (from kubectl or `terraform show -json`) against the contract, and render the cell with it.
+    Verify(VerifyArgs),
+    /// Show, for every cell-metadata key, the Terraform expression that writes it, what it waits for, and the manifests that use it.
+    Graph(GraphArgs),
+    /// Where a cell-metadata key comes from and who uses it, in a few lines.
+    Explain(ExplainArgs),
+    /// Print a cell's sample cell-metadata ConfigMap (what check and render substitute with), as YAML.
+    Values(ValuesArgs),
     /// Flux's variable substitution on stdin, to stdout (variables from the environment and --from).
     Envsubst(EnvsubstArgs),
     /// Print a shell completion script (install it as the README says).
@@ -168,6 +178,81 @@ pub struct RenderArgs {
 
     #[command(flatten)]
     pub render: RenderOptions,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    Text,
+    Json,
+    /// A pull-request comment: a summary table and collapsible diffs, size-limited.
+    Markdown,
+    /// GitHub Actions notices on the changed source lines, then the text report.
+    Github,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The commit to compare with (default: the merge-base of HEAD with origin/<git.branch>, else <git.branch>, of cellgen.yaml).
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DiffFormat,
+
+    /// Exit 1 when anything changed (like `git diff --exit-code`).
+    #[arg(long)]
+    pub exit_code: bool,
+
+    /// How layers are built.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub kustomize: KustomizeMode,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The cell (default: the one the ConfigMap's cell_name names, else the only cell).
+    pub cell: Option<String>,
+
+    /// The real ConfigMap: `kubectl get configmap cell-metadata -n flux-system -o yaml` output, or `terraform show -json` output of the cell's stack.
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
+
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CheckFormat,
+
+    /// How layers are built.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub kustomize: KustomizeMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GraphFormat {
+    /// A Mermaid flowchart (renders in GitHub Markdown inside a ```mermaid block).
+    Mermaid,
+    /// Graphviz DOT.
+    Dot,
+    Text,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// Only this cell (default: every cell).
+    pub cell: Option<String>,
+
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: GraphFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The key, e.g. karpenter_node_role (or `${karpenter_node_role}`).
+    pub key: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ValuesArgs {
+    /// The cell.
+    pub cell: String,
 }
 
 #[derive(Debug, Args)]

@@ -38,8 +38,17 @@ pub struct BuildCache {
 
 impl BuildCache {
     pub fn new(root: &Path, mode: Mode) -> BuildCache {
+        BuildCache::with_source(root, crate::kustomize::source::Source::Disk, mode)
+    }
+
+    /// Builds of the repository at `root` as `source` has it (the working tree or a commit).
+    pub fn with_source(
+        root: &Path,
+        source: crate::kustomize::source::Source,
+        mode: Mode,
+    ) -> BuildCache {
         BuildCache {
-            repo: Repo::open(root).map_err(Arc::new),
+            repo: Repo::open_source(root, source).map_err(Arc::new),
             mode,
             builds: HashMap::new(),
         }

@@ -24,6 +24,46 @@ pub fn metadata_path(cell: &str) -> PathBuf {
     cell_terraform_dir(cell).join(METADATA_FILE)
 }
 
+/// What the contract says `cell`, running `components`, must write (key, and why: "a base key",
+/// "a key for this cell", "a key of component c"), the schema key aside: the keys that select it
+/// (every cell, or its name or environment), and the keys of its components.
+pub fn expected_keys(
+    config: &Config,
+    catalog: &Catalog,
+    cell: &str,
+    components: &BTreeSet<String>,
+) -> BTreeMap<String, String> {
+    let environment = cell.rsplit_once('-').map_or("", |(_, env)| env);
+    let mut expected = BTreeMap::new();
+    for (key, spec) in &config.keys {
+        match &spec.component {
+            None if spec.selects(cell, environment) => {
+                let why = if spec.cells.is_empty() && spec.environments.is_empty() {
+                    "a base key".to_string()
+                } else {
+                    "a key for this cell".to_string()
+                };
+                expected.insert(key.clone(), why);
+            }
+            None => {}
+            Some(c) if components.contains(c) => {
+                expected.insert(key.clone(), format!("a key of component {c}"));
+            }
+            Some(_) => {}
+        }
+    }
+    for name in components {
+        if let Some(component) = catalog.components.get(name) {
+            for key in component.spec.keys.keys() {
+                expected
+                    .entry(key.clone())
+                    .or_insert_with(|| format!("a key of component {name}"));
+            }
+        }
+    }
+    expected
+}
+
 /// Checks one cell's ConfigMap against the contract and returns the sample data to render with.
 pub fn check_cell(
     root: &Path,
@@ -34,11 +74,32 @@ pub fn check_cell(
     overrides: &BTreeMap<String, String>,
     findings: &mut Vec<Finding>,
 ) -> Sample {
+    let read = |rel: &Path| std::fs::read_to_string(root.join(rel)).ok();
+    // Secret values, traced through every .tf file of the stack.
+    let trace = || secrets::trace(root, &cell_terraform_dir(cell));
+    check_cell_from(
+        &read, &trace, config, catalog, cell, components, overrides, findings,
+    )
+}
+
+/// `check_cell` on files read by `read` (repository-relative paths; the working tree or a
+/// commit's tree), with `trace` giving the stack's secret-derived values.
+#[allow(clippy::too_many_arguments)]
+pub fn check_cell_from(
+    read: &dyn Fn(&Path) -> Option<String>,
+    trace: &dyn Fn() -> BTreeMap<String, secrets::Taint>,
+    config: &Config,
+    catalog: &Catalog,
+    cell: &str,
+    components: &BTreeSet<String>,
+    overrides: &BTreeMap<String, String>,
+    findings: &mut Vec<Finding>,
+) -> Sample {
     let path = metadata_path(cell);
     let mut report = |f: Finding| findings.push(f.in_cell(cell));
-    let text = match std::fs::read_to_string(root.join(&path)) {
-        Ok(text) => text,
-        Err(_) => {
+    let text = match read(&path) {
+        Some(text) => text,
+        None => {
             report(Finding::error(
                 "missing-metadata",
                 &path,
@@ -64,35 +125,14 @@ pub fn check_cell(
             };
         }
     };
-    let tfvars = read_tfvars(&root.join(cell_terraform_dir(cell)).join("terraform.tfvars"));
-    // Secret values, traced through every .tf file of the stack.
-    let traced = secrets::trace(root, &cell_terraform_dir(cell));
+    let tfvars = read_tfvars(read(&cell_terraform_dir(cell).join("terraform.tfvars")));
+    let traced = trace();
     let data_line = text
         .lines()
         .position(|l| l.trim_start().starts_with("data"))
         .map(|i| i + 1);
 
-    // What the contract says this cell must write: the keys that select it (every cell, or its
-    // name or environment), and the keys of its components.
-    let environment = cell.rsplit_once('-').map_or("", |(_, env)| env);
-    let mut expected: BTreeMap<&str, String> = BTreeMap::new();
-    for (key, spec) in &config.keys {
-        match &spec.component {
-            None if spec.selects(cell, environment) => {
-                let why = if spec.cells.is_empty() && spec.environments.is_empty() {
-                    "a base key".to_string()
-                } else {
-                    "a key for this cell".to_string()
-                };
-                expected.insert(key, why);
-            }
-            None => {}
-            Some(c) if components.contains(c) => {
-                expected.insert(key, format!("a key of component {c}"));
-            }
-            Some(_) => {}
-        }
-    }
+    let expected = expected_keys(config, catalog, cell, components);
     for name in components {
         if let Some(component) = catalog.components.get(name) {
             for key in component.spec.keys.keys() {
@@ -100,15 +140,12 @@ pub fn check_cell(
                     report(Finding::error(
                         "uncontracted-key",
                         CONFIG_FILE,
-                        line_of(&config_text_or_empty(root), "keys:"),
+                        line_of(&read(Path::new(CONFIG_FILE)).unwrap_or_default(), "keys:"),
                         format!(
                             "component {name} needs key `{key}`, which cellgen.yaml's contract lacks: add it under keys (description, example) and bump schema"
                         ),
                     ));
                 }
-                expected
-                    .entry(key)
-                    .or_insert_with(|| format!("a key of component {name}"));
             }
         }
     }
@@ -238,11 +275,8 @@ pub fn check_cell(
 }
 
 /// String values of a `terraform.tfvars` (other values and unreadable files give nothing).
-fn read_tfvars(path: &Path) -> BTreeMap<String, String> {
-    let Some(body) = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| hcl::parse_body(&t).ok())
-    else {
+fn read_tfvars(text: Option<String>) -> BTreeMap<String, String> {
+    let Some(body) = text.and_then(|t| hcl::parse_body(&t).ok()) else {
         return BTreeMap::new();
     };
     body.attributes()
@@ -253,8 +287,4 @@ fn read_tfvars(path: &Path) -> BTreeMap<String, String> {
             _ => None,
         })
         .collect()
-}
-
-fn config_text_or_empty(root: &Path) -> String {
-    std::fs::read_to_string(root.join(CONFIG_FILE)).unwrap_or_default()
 }

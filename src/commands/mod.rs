@@ -12,7 +12,10 @@ use crate::prompt::{self, Prompter};
 mod check;
 mod completions;
 mod component;
+mod diff;
 mod envsubst;
+mod explain;
+mod graph;
 mod init;
 mod key;
 mod list;
@@ -23,6 +26,8 @@ mod render;
 mod schema;
 mod set_version;
 mod upgrade;
+mod values;
+mod verify;
 
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
 /// holds for as long as it runs.
@@ -48,7 +53,14 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::SetVersion(args) => writes(args.dry_run),
         Command::Key(args) => writes(args.command.dry_run()),
         Command::Upgrade(args) => writes(args.dry_run),
-        Command::List(_) | Command::Check(_) | Command::Render(_) => Some(Access::Read),
+        Command::List(_)
+        | Command::Check(_)
+        | Command::Render(_)
+        | Command::Values(_)
+        | Command::Diff(_)
+        | Command::Verify(_)
+        | Command::Graph(_)
+        | Command::Explain(_) => Some(Access::Read),
         Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
         // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
         Command::Man(_) => None,
@@ -173,6 +185,17 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         Command::Check(args) => check::run(&mut session, args),
         Command::Render(args) => {
             render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Diff(args) => diff::run(&mut session, args),
+        Command::Verify(args) => verify::run(&mut session, args),
+        Command::Graph(args) => {
+            graph::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Explain(args) => {
+            explain::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+        }
+        Command::Values(args) => {
+            values::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Envsubst(args) => envsubst::run(args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Completions(args) => {

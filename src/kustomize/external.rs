@@ -81,14 +81,15 @@ impl Drop for TempDir {
     }
 }
 
-/// Copies `files` (absolute, under `root`) to the same places under `to`.
+/// Copies `files` (absolute, under the root), read through `fs` (the working tree or a Git
+/// tree), to the same places under `to`.
 fn copy_files(
-    root: &Path,
+    fs: &Fs,
     files: &std::collections::BTreeSet<PathBuf>,
     to: &Path,
 ) -> Result<(), BuildError> {
     for f in files {
-        let rel = f.strip_prefix(root).unwrap_or(f);
+        let rel = f.strip_prefix(&fs.root).unwrap_or(f);
         let dst = to.join(rel);
         if let Some(parent) = dst.parent() {
             std::fs::create_dir_all(parent).map_err(|source| BuildError::Io {
@@ -96,7 +97,7 @@ fn copy_files(
                 source,
             })?;
         }
-        std::fs::copy(f, &dst).map_err(|source| BuildError::Io {
+        std::fs::write(&dst, fs.read_bytes(f)?).map_err(|source| BuildError::Io {
             path: rel.to_path_buf(),
             source,
         })?;
@@ -123,7 +124,7 @@ pub fn build_text(fs: &Fs, path: &str, flux: &FluxFields) -> Result<(String, Str
         closure.dir(&abs, false, &listed_in)?;
     }
     let tmp = TempDir::new()?;
-    copy_files(&fs.root, &closure.files, &tmp.0)?;
+    copy_files(fs, &closure.files, &tmp.0)?;
     let rel = dir
         .strip_prefix(&fs.root)
         .unwrap_or(Path::new(path))

@@ -17,6 +17,7 @@ use std::sync::Mutex;
 
 use super::BuildError;
 use super::load::KUSTOMIZATION_FILES;
+use super::source::{Kind, Source};
 use super::sourceignore::{self, Matcher, Origin, Pattern};
 
 /// What a path is, as Flux's artifact has it.
@@ -40,6 +41,8 @@ pub struct Fs {
     clean_dirs: Mutex<HashSet<PathBuf>>,
     /// What source-controller leaves out of the artifact.
     ignore: Matcher,
+    /// Where files are read from: the working tree, or a commit's tree.
+    source: Source,
 }
 
 /// Lexical normalisation: `.` dropped, `..` pops (kustomize cleans paths the same way).
@@ -61,15 +64,21 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 impl Fs {
     pub fn new(root: &Path) -> Result<Fs, BuildError> {
+        Fs::with_source(root, Source::Disk)
+    }
+
+    /// The repository at `root` as `source` has it.
+    pub fn with_source(root: &Path, source: Source) -> Result<Fs, BuildError> {
         let root = std::fs::canonicalize(root).map_err(|source| BuildError::Io {
             path: root.to_path_buf(),
             source,
         })?;
-        let ignore = sourceignore::load(&root)?;
+        let ignore = sourceignore::load(&source, &root)?;
         Ok(Fs {
             root,
             clean_dirs: Mutex::new(HashSet::new()),
             ignore,
+            source,
         })
     }
 
@@ -117,12 +126,9 @@ impl Fs {
             if !last && self.is_clean(&cur) {
                 continue;
             }
-            let meta = match std::fs::symlink_metadata(&cur) {
-                Ok(m) => m,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Entry::Missing),
-                Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-                    return Ok(Entry::Missing);
-                }
+            let kind = match self.source.kind(&self.root, &cur) {
+                Ok(Kind::Missing) => return Ok(Entry::Missing),
+                Ok(kind) => kind,
                 Err(source) => {
                     return Err(BuildError::Io {
                         path: self.rel(&cur),
@@ -130,7 +136,7 @@ impl Fs {
                     });
                 }
             };
-            if meta.file_type().is_symlink() {
+            if kind == Kind::Link {
                 return Err(BuildError::Symlink {
                     file: file.to_path_buf(),
                     entry: reference.to_string(),
@@ -138,10 +144,10 @@ impl Fs {
                 });
             }
             if last {
-                if meta.is_dir() {
+                if kind == Kind::Dir {
                     return Ok(Entry::Dir);
                 }
-                if !meta.is_file() {
+                if kind != Kind::File {
                     return Ok(Entry::Missing);
                 }
                 if let Some(rule) = self.ignored(abs, false) {
@@ -154,7 +160,7 @@ impl Fs {
                 }
                 return Ok(Entry::File);
             }
-            if !meta.is_dir() {
+            if kind != Kind::Dir {
                 return Ok(Entry::Missing);
             }
             self.clean_dirs
@@ -198,30 +204,26 @@ impl Fs {
             path: self.rel(dir),
             source,
         };
-        let mut entries = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(io)? {
-            let entry = entry.map_err(io)?;
-            entries.push((entry.file_name(), entry.file_type().map_err(io)?));
-        }
+        let mut entries = self.source.read_dir(&self.root, dir).map_err(io)?;
         // filepath.Walk visits names in byte order.
         entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
         let mut out = Vec::new();
         for (name, kind) in entries {
             let path = dir.join(&name);
-            if kind.is_symlink() {
+            if kind == Kind::Link {
                 return Err(BuildError::Symlink {
                     file: file.to_path_buf(),
                     entry: name.to_string_lossy().into_owned(),
                     link: self.rel(&path),
                 });
             }
-            if kind.is_dir() {
+            if kind == Kind::Dir {
                 // Each path is matched on its own: an excluded directory may hold included
                 // files, unless no pattern includes anything.
                 if self.ignore.has_inclusions() || self.ignored(&path, true).is_none() {
                     out.push(Listed::Dir(path));
                 }
-            } else if kind.is_file() && self.ignored(&path, false).is_none() {
+            } else if kind == Kind::File && self.ignored(&path, false).is_none() {
                 out.push(Listed::File(path));
             }
         }
@@ -236,10 +238,12 @@ impl Fs {
     }
 
     pub fn read_bytes(&self, abs: &Path) -> Result<Vec<u8>, BuildError> {
-        std::fs::read(abs).map_err(|source| BuildError::Io {
-            path: self.rel(abs),
-            source,
-        })
+        self.source
+            .read(&self.root, abs)
+            .map_err(|source| BuildError::Io {
+                path: self.rel(abs),
+                source,
+            })
     }
 
     /// A text file kustomize parses: UTF-8 (a leading byte-order mark is dropped, as

@@ -40,6 +40,7 @@ mod replacements;
 mod resid;
 mod select;
 mod smp_schema;
+pub mod source;
 mod sourceignore;
 mod transform;
 pub mod yaml;
@@ -180,6 +181,13 @@ pub struct Repo {
 impl Repo {
     pub fn open(root: &Path) -> Result<Repo, BuildError> {
         Ok(Repo { fs: Fs::new(root)? })
+    }
+
+    /// The repository at `root` as `source` has it (a commit's tree: see `source`).
+    pub fn open_source(root: &Path, source: source::Source) -> Result<Repo, BuildError> {
+        Ok(Repo {
+            fs: Fs::with_source(root, source)?,
+        })
     }
 
     /// Renders what kustomize-controller would build for a Kustomization with

@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use super::BuildError;
+use super::source::{Kind, Source};
 
 pub const IGNORE_FILE: &str = ".sourceignore";
 const EXCLUDE_VCS: &str = ".git/,.gitignore,.gitmodules,.gitattributes";
@@ -209,9 +210,9 @@ fn split_list(list: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The matcher source-controller archives a GitRepository with (no `spec.ignore`).
-pub fn load(root: &Path) -> Result<Matcher, BuildError> {
+pub fn load(source: &Source, root: &Path) -> Result<Matcher, BuildError> {
     let mut found = Vec::new();
-    load_dir(root, root, &[], &mut found)?;
+    load_dir(source, root, root, &[], &mut found)?;
     let parse = |list: &'static str, origin: Origin| {
         split_list(list).map(move |p| Pattern::parse(p.as_bytes(), &[], origin.clone()))
     };
@@ -229,6 +230,7 @@ pub fn load(root: &Path) -> Result<Matcher, BuildError> {
 /// sourceignore.LoadIgnorePatterns: this directory's file, then each sub-directory's (in
 /// name order, depth first), `.git` and symbolic links left out.
 fn load_dir(
+    source: &Source,
     root: &Path,
     dir: &Path,
     domain: &[Vec<u8>],
@@ -236,15 +238,15 @@ fn load_dir(
 ) -> Result<(), BuildError> {
     let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).to_path_buf();
     let file = dir.join(IGNORE_FILE);
-    match std::fs::symlink_metadata(&file) {
-        Ok(meta) if meta.file_type().is_symlink() => {
+    match source.kind(root, &file) {
+        Ok(Kind::Link) => {
             return Err(BuildError::Invalid {
                 file: rel(&file),
                 message: "is a symbolic link; source-controller reads .sourceignore files through links, cellgen does not follow them (commit the file itself)".into(),
             });
         }
-        Ok(meta) if meta.is_file() => {
-            let bytes = std::fs::read(&file).map_err(|source| BuildError::Io {
+        Ok(Kind::File) => {
+            let bytes = source.read(root, &file).map_err(|source| BuildError::Io {
                 path: rel(&file),
                 source,
             })?;
@@ -258,11 +260,9 @@ fn load_dir(
         source,
     };
     let mut subdirs = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let entry = entry.map_err(io)?;
-        let is_dir = entry.file_type().map_err(io)?.is_dir();
-        if is_dir && entry.file_name() != ".git" {
-            subdirs.push(entry.file_name());
+    for (name, kind) in source.read_dir(root, dir).map_err(io)? {
+        if kind == Kind::Dir && name != ".git" {
+            subdirs.push(name);
         }
     }
     // os.ReadDir sorts by name.
@@ -270,7 +270,7 @@ fn load_dir(
     for name in subdirs {
         let mut sub = domain.to_vec();
         sub.push(name.as_encoded_bytes().to_vec());
-        load_dir(root, &dir.join(&name), &sub, out)?;
+        load_dir(source, root, &dir.join(&name), &sub, out)?;
     }
     Ok(())
 }
@@ -556,7 +556,7 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         }
-        let m = load(dir.path()).unwrap();
+        let m = load(&Source::Disk, dir.path()).unwrap();
         (dir, m)
     }
 

@@ -1,0 +1,374 @@
+//! `cellgen diff`: what every cell applies at a base commit against the working tree, per cell and
+//! layer, objects added, removed or changed (identity: API group, kind, namespace, name), each
+//! changed object with a unified YAML diff; cells with the same change grouped, for a
+//! blast-radius summary. Formatting is in `format`; the command prints.
+
+pub mod format;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::render::BuildCache;
+use crate::snapshot::{CellObjects, Identity, LayerObjects, Object, Snapshot};
+use crate::substitute::to_flux_yaml;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    Added,
+    Removed,
+    Changed,
+}
+
+/// One object that differs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub change: ChangeKind,
+    #[serde(flatten)]
+    pub id: Identity,
+    /// The repository files the object comes from (its file, then the patches that changed it),
+    /// on the working tree's side (the base's for a removed object).
+    pub sources: Vec<PathBuf>,
+    /// Unified diff of the object's YAML (all `+` for an added object, all `-` for a removed one).
+    pub diff: String,
+    /// The same change before substitution (identity and diff of the built objects): equal in
+    /// every cell that gets the same edit, whatever its own values.
+    #[serde(skip)]
+    pub template: String,
+}
+
+/// One layer of one cell that differs (the cell's directory is a layer named
+/// `snapshot::CELL_DIRECTORY`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayerDiff {
+    pub layer: String,
+    /// Why the layer does not render, at the base and in the working tree (when that differs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub changes: Vec<Change>,
+}
+
+/// A cell that differs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellDiff {
+    pub cell: String,
+    /// `added`/`removed` when the cell exists on one side only; `changed` otherwise.
+    pub status: ChangeKind,
+    pub layers: Vec<LayerDiff>,
+}
+
+/// Cells whose change is the same once each cell's own cell-metadata values are set aside.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Group {
+    pub cells: Vec<String>,
+    /// How many of the cells are in each environment.
+    pub environments: BTreeMap<String, usize>,
+    /// The change, as the first cell of the group has it.
+    pub example: CellDiff,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diff {
+    /// What was compared: the base as given (or found) and the commit it names.
+    pub base: String,
+    pub base_commit: String,
+    /// Every cell on either side.
+    pub cells: Vec<String>,
+    pub groups: Vec<Group>,
+    /// Per changed file, the changed lines of the working tree's version (for annotations).
+    #[serde(skip)]
+    pub changed_lines: BTreeMap<PathBuf, Vec<usize>>,
+}
+
+impl Diff {
+    pub fn affected(&self) -> usize {
+        self.groups.iter().map(|g| g.cells.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+}
+
+/// A cell's sample at the base and in the working tree.
+type Samples = (BTreeMap<String, String>, BTreeMap<String, String>);
+
+/// Renders every cell of both snapshots and compares them.
+pub fn compare(
+    base: &Snapshot,
+    base_name: &str,
+    base_commit: &str,
+    head: &Snapshot,
+    base_cache: &mut BuildCache,
+    head_cache: &mut BuildCache,
+) -> Diff {
+    let cells: BTreeSet<String> = base.cells.iter().chain(&head.cells).cloned().collect();
+    let mut diffs: Vec<(CellDiff, Samples)> = Vec::new();
+    for cell in &cells {
+        let (before, base_sample) = side(base, cell, base_cache);
+        let (after, head_sample) = side(head, cell, head_cache);
+        let status = match (&before, &after) {
+            (None, Some(_)) => ChangeKind::Added,
+            (Some(_), None) => ChangeKind::Removed,
+            _ => ChangeKind::Changed,
+        };
+        let layers = compare_cell(
+            &before.unwrap_or_else(|| Ok(Vec::new())),
+            &after.unwrap_or_else(|| Ok(Vec::new())),
+        );
+        if !layers.is_empty() {
+            let sample = (base_sample, head_sample);
+            diffs.push((
+                CellDiff {
+                    cell: cell.clone(),
+                    status,
+                    layers,
+                },
+                sample,
+            ));
+        }
+    }
+    let mut changed_lines = BTreeMap::new();
+    for (diff, _) in &diffs {
+        for layer in &diff.layers {
+            for change in &layer.changes {
+                for file in &change.sources {
+                    if !changed_lines.contains_key(file)
+                        && let Some(lines) = changed_file_lines(base, head, file)
+                    {
+                        changed_lines.insert(file.clone(), lines);
+                    }
+                }
+            }
+        }
+    }
+    let mut groups = group(diffs);
+    for g in &mut groups {
+        for cell in &g.cells {
+            let environment = crate::cell::CellName::parse(cell, &head.config.environments)
+                .map_or_else(|_| "other".to_string(), |c| c.environment);
+            *g.environments.entry(environment).or_default() += 1;
+        }
+    }
+    Diff {
+        base: base_name.to_string(),
+        base_commit: base_commit.to_string(),
+        cells: cells.into_iter().collect(),
+        groups,
+        changed_lines,
+    }
+}
+
+/// A cell's objects and sample on one side, `None` when the cell is not there.
+fn side(
+    snapshot: &Snapshot,
+    cell: &str,
+    cache: &mut BuildCache,
+) -> (Option<CellObjects>, BTreeMap<String, String>) {
+    if !snapshot.cells.iter().any(|c| c == cell) {
+        return (None, BTreeMap::new());
+    }
+    let (objects, sample) = snapshot.render_with_sample(cell, cache);
+    (Some(objects), sample)
+}
+
+fn compare_cell<'a>(before: &'a CellObjects, after: &'a CellObjects) -> Vec<LayerDiff> {
+    let (before, after) = match (before, after) {
+        (Ok(b), Ok(a)) => (b, a),
+        (b, a) => {
+            let (b, a) = (b.as_ref().err(), a.as_ref().err());
+            if b == a {
+                return Vec::new();
+            }
+            return vec![LayerDiff {
+                layer: crate::snapshot::CELL_DIRECTORY.to_string(),
+                base_error: b.cloned(),
+                error: a.cloned(),
+                changes: Vec::new(),
+            }];
+        }
+    };
+    // Layers in the working tree's order, then those only the base has.
+    let mut names: Vec<&String> = after.iter().map(|(n, _)| n).collect();
+    for (n, _) in before {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    let empty: LayerObjects = Ok(BTreeMap::new());
+    let find = |list: &'a [(String, LayerObjects)], name: &str| -> Option<&'a LayerObjects> {
+        list.iter().find(|(n, _)| n == name).map(|(_, l)| l)
+    };
+    let mut out = Vec::new();
+    for name in names {
+        let b = find(before, name).unwrap_or(&empty);
+        let a = find(after, name).unwrap_or(&empty);
+        let diff = match (b, a) {
+            (Ok(b), Ok(a)) => LayerDiff {
+                layer: name.clone(),
+                base_error: None,
+                error: None,
+                changes: compare_objects(b, a),
+            },
+            _ => {
+                let (be, ae) = (b.as_ref().err().cloned(), a.as_ref().err().cloned());
+                if be == ae {
+                    continue;
+                }
+                LayerDiff {
+                    layer: name.clone(),
+                    base_error: be,
+                    error: ae,
+                    changes: Vec::new(),
+                }
+            }
+        };
+        if !diff.changes.is_empty() || diff.base_error.is_some() || diff.error.is_some() {
+            out.push(diff);
+        }
+    }
+    out
+}
+
+fn sources_of(object: &Object) -> Vec<PathBuf> {
+    let mut files = vec![object.origin.clone()];
+    for p in &object.patched_by {
+        if !files.contains(p) {
+            files.push(p.clone());
+        }
+    }
+    files
+}
+
+fn compare_objects(
+    before: &BTreeMap<Identity, Object>,
+    after: &BTreeMap<Identity, Object>,
+) -> Vec<Change> {
+    let mut out = Vec::new();
+    let ids: BTreeSet<&Identity> = before.keys().chain(after.keys()).collect();
+    let yaml = |o: Option<&Object>, built: bool| {
+        o.map_or_else(String::new, |o| {
+            to_flux_yaml(if built { &o.built } else { &o.value })
+        })
+    };
+    for id in ids {
+        let (b, a) = (before.get(id), after.get(id));
+        let (change, sources) = match (b, a) {
+            (Some(b), Some(a)) if b.value == a.value => continue,
+            (Some(_), Some(a)) => (ChangeKind::Changed, sources_of(a)),
+            (None, Some(a)) => (ChangeKind::Added, sources_of(a)),
+            (Some(b), None) => (ChangeKind::Removed, sources_of(b)),
+            (None, None) => continue,
+        };
+        let built_id = a.or(b).map(|o| Identity::of(&o.built));
+        out.push(Change {
+            change,
+            id: id.clone(),
+            sources,
+            diff: unified(&yaml(b, false), &yaml(a, false)),
+            template: format!(
+                "{:?}\n{}",
+                built_id,
+                unified(&yaml(b, true), &yaml(a, true))
+            ),
+        });
+    }
+    out
+}
+
+/// A unified diff of two YAML texts, three lines of context, without file headers.
+pub fn unified(before: &str, after: &str) -> String {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let mut out = String::new();
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        out.push_str(&hunk.to_string());
+    }
+    if !out.ends_with('\n') && !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+/// Cells whose changes have the same `signature`: the same edit, whatever each cell's own
+/// values (so one edit of a shared layer is one change for 37 cells).
+fn group(diffs: Vec<(CellDiff, Samples)>) -> Vec<Group> {
+    let mut groups: Vec<(String, Group)> = Vec::new();
+    for (diff, sample) in diffs {
+        let key = signature(&diff, &sample);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.cells.push(diff.cell.clone()),
+            None => groups.push((
+                key,
+                Group {
+                    cells: vec![diff.cell.clone()],
+                    environments: BTreeMap::new(),
+                    example: diff,
+                },
+            )),
+        }
+    }
+    let mut groups: Vec<Group> = groups.into_iter().map(|(_, g)| g).collect();
+    // The widest change first.
+    groups.sort_by_key(|g| std::cmp::Reverse(g.cells.len()));
+    groups
+}
+
+/// What makes two cells' changes the same: the edits before substitution (layer, identity and
+/// diff of the built objects, rendering errors with the cell's name set aside), and the
+/// cell-metadata values that changed (keys added or removed by name only: a renamed key keeps
+/// each cell's own value).
+fn signature(diff: &CellDiff, samples: &Samples) -> String {
+    let (before, after) = samples;
+    let mut text = format!("{:?}\n", diff.status);
+    for layer in &diff.layers {
+        text.push_str(&format!(
+            "layer {}\n{:?}\n{:?}\n",
+            layer.layer, layer.base_error, layer.error
+        ));
+        for c in &layer.changes {
+            text.push_str(&format!("{:?} {}\n", c.change, c.template));
+        }
+    }
+    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    for key in keys {
+        match (before.get(key), after.get(key)) {
+            (Some(b), Some(a)) if a != b => text.push_str(&format!("value {key}: {b} -> {a}\n")),
+            (Some(_), None) => text.push_str(&format!("key removed {key}\n")),
+            (None, Some(_)) => text.push_str(&format!("key added {key}\n")),
+            _ => {}
+        }
+    }
+    text.replace(&diff.cell, "${cell}")
+}
+
+/// The lines (1-based, working tree's side) where `file` differs from the base: the first line of
+/// each changed block (line 1 for a new file); `None` when the file is the same or gone.
+fn changed_file_lines(base: &Snapshot, head: &Snapshot, file: &Path) -> Option<Vec<usize>> {
+    let after = head.source.read_text(&head.root, file)?;
+    let before = base.source.read_text(&base.root, file).unwrap_or_default();
+    if before == after {
+        return None;
+    }
+    if before.is_empty() {
+        return Some(vec![1]);
+    }
+    let diff = similar::TextDiff::from_lines(&before, &after);
+    let mut lines = Vec::new();
+    for op in diff.ops() {
+        let new = op.new_range();
+        match op.tag() {
+            similar::DiffTag::Equal => {}
+            // A deletion is shown on the line after it (or the last line).
+            similar::DiffTag::Delete => {
+                lines.push((new.start + 1).min(after.lines().count().max(1)));
+            }
+            _ => lines.push(new.start + 1),
+        }
+    }
+    lines.dedup();
+    Some(lines)
+}
