@@ -60,6 +60,9 @@ pub const CODES: &[(&str, Severity)] = &[
     ("unseen-source", Severity::Warning),
     ("not-rendered", Severity::Warning),
     ("unused-key", Severity::Warning),
+    // `verify` only: a real ConfigMap against the contract.
+    ("cell-mismatch", Severity::Error),
+    ("not-identifier", Severity::Error),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
