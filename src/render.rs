@@ -14,26 +14,43 @@
 
 pub mod layer;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use base64::Engine;
 use serde_json::Value;
 
 use crate::kustomize::{BuildError, FluxFields, Mode, Repo, Resource};
-use crate::substitute::{PostBuild, SubstError, SubstituteOptions, Vars, substitute_object};
+use crate::substitute::{PostBuild, Prepared, SubstError, SubstituteOptions, Vars};
 pub use layer::{BOOTSTRAP, FluxLayer, ObjectRef, PostBuildSpec, SubstituteRef, Unsupported};
 
 /// A build, shared between the cells that use it.
 pub type Built = Arc<Result<Vec<Resource>, Arc<BuildError>>>;
 
-/// Builds keyed by (path, Flux fields): cells share layers.
+/// One [`Prepared`] per resource of a build (made when first substituted), shared like the
+/// build: cells that build the same layer emit each object once and share substitution results.
+pub type PreparedObjects = Arc<[OnceLock<Prepared>]>;
+
+/// A build and its prepared objects.
+#[derive(Clone)]
+struct Entry {
+    built: Built,
+    prepared: PreparedObjects,
+}
+
+/// A build's key (layer path, Flux fields) and its slot, filled once.
+type Slots = HashMap<(String, FluxFields), Arc<OnceLock<Entry>>>;
+
+/// Builds keyed by (path, Flux fields): cells share layers. Shared by the threads that check
+/// cells: each build is made once, by the first thread that needs it (the others wait for it).
 pub struct BuildCache {
     /// The repository as Flux's artifact has it, opened once (or why it cannot be).
     repo: Result<Repo, Arc<BuildError>>,
     mode: Mode,
-    builds: HashMap<(String, FluxFields), Built>,
+    builds: Mutex<Slots>,
+    /// Components found buildable, by (layer path, entry, missing_ok): cells list the same ones.
+    components_ok: Mutex<HashSet<(String, String, bool)>>,
 }
 
 impl BuildCache {
@@ -50,21 +67,33 @@ impl BuildCache {
         BuildCache {
             repo: Repo::open_source(root, source).map_err(Arc::new),
             mode,
-            builds: HashMap::new(),
+            builds: Mutex::new(HashMap::new()),
+            components_ok: Mutex::new(HashSet::new()),
         }
     }
 
-    pub fn build(&mut self, path: &str, flux: &FluxFields) -> Built {
-        if let Some(built) = self.builds.get(&(path.to_string(), flux.clone())) {
-            return built.clone();
-        }
-        let built: Built = Arc::new(match &self.repo {
-            Ok(repo) => repo.build(path, flux, self.mode).map_err(Arc::new),
-            Err(e) => Err(e.clone()),
-        });
-        self.builds
-            .insert((path.to_string(), flux.clone()), built.clone());
-        built
+    pub fn build(&self, path: &str, flux: &FluxFields) -> Built {
+        self.entry(path, flux).built
+    }
+
+    fn entry(&self, path: &str, flux: &FluxFields) -> Entry {
+        let slot = lock(&self.builds)
+            .entry((path.to_string(), flux.clone()))
+            .or_default()
+            .clone();
+        // Built outside the map's lock, so other builds go on meanwhile.
+        slot.get_or_init(|| {
+            let built: Built = Arc::new(match &self.repo {
+                Ok(repo) => repo.build(path, flux, self.mode).map_err(Arc::new),
+                Err(e) => Err(e.clone()),
+            });
+            let count = built.as_ref().as_ref().map_or(0, Vec::len);
+            Entry {
+                built,
+                prepared: (0..count).map(|_| OnceLock::new()).collect(),
+            }
+        })
+        .clone()
     }
 
     /// Whether `component` (a `spec.components` entry of a layer at `path`, written in
@@ -76,17 +105,30 @@ impl BuildCache {
         missing_ok: bool,
         listed_in: &Path,
     ) -> Result<(), Arc<BuildError>> {
+        // Only success is remembered: an error names `listed_in`, which differs per cell.
+        let key = (path.to_string(), component.to_string(), missing_ok);
+        if lock(&self.components_ok).contains(&key) {
+            return Ok(());
+        }
         match &self.repo {
             Ok(repo) => repo
                 .check_component(path, component, missing_ok, listed_in)
-                .map_err(Arc::new),
-            Err(e) => Err(e.clone()),
+                .map_err(Arc::new)?,
+            Err(e) => return Err(e.clone()),
         }
+        lock(&self.components_ok).insert(key);
+        Ok(())
     }
 
     pub fn distinct_builds(&self) -> usize {
-        self.builds.len()
+        lock(&self.builds).len()
     }
+}
+
+/// A lock's data, also after a panic in another thread (whole values are inserted, never
+/// half-written ones).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Why a cell cannot be rendered at all.
@@ -114,6 +156,8 @@ pub enum Source {
 pub struct RenderedLayer {
     pub layer: FluxLayer,
     pub build: Built,
+    /// The build's objects prepared for substitution (see [`RenderedLayer::prepared`]).
+    prepared: PreparedObjects,
     /// One per `substituteFrom` entry, in order.
     pub sources: Vec<Source>,
     pub vars: Vars,
@@ -132,10 +176,20 @@ impl RenderedLayer {
         }
     }
 
+    /// The `i`th built resource, prepared for substitution: its Flux YAML and the `${...}` in
+    /// it, made once for every cell that builds this layer.
+    pub fn prepared(&self, i: usize) -> &Prepared {
+        prepared(&self.prepared, self.resources(), i)
+    }
+
     /// Built resources next to what Flux applies for each.
     pub fn pairs(&self) -> impl Iterator<Item = (&Resource, &Result<Value, SubstError>)> {
         self.resources().iter().zip(&self.objects)
     }
+}
+
+fn prepared<'a>(prepared: &'a PreparedObjects, resources: &[Resource], i: usize) -> &'a Prepared {
+    prepared[i].get_or_init(|| Prepared::new(&resources[i].object))
 }
 
 /// A Flux Kustomization of the cell's directory that cellgen could not read.
@@ -192,11 +246,7 @@ impl CellLayers {
 }
 
 /// Builds `cells/<cell>` (what the bootstrap Kustomization applies) and reads its layers.
-pub fn load_cell(
-    root: &Path,
-    cell: &str,
-    cache: &mut BuildCache,
-) -> Result<CellLayers, LayerError> {
+pub fn load_cell(root: &Path, cell: &str, cache: &BuildCache) -> Result<CellLayers, LayerError> {
     let dir = format!("{}/{cell}", crate::repo::CELLS_DIR);
     let cell_objects = cache.build(&dir, &FluxFields::flux());
     let resources = match cell_objects.as_ref() {
@@ -233,7 +283,7 @@ pub fn render_cell(
     root: &Path,
     cell: &str,
     metadata: &BTreeMap<String, String>,
-    cache: &mut BuildCache,
+    cache: &BuildCache,
 ) -> Result<RenderedCell, LayerError> {
     Ok(render_layers(
         load_cell(root, cell, cache)?,
@@ -246,7 +296,7 @@ pub fn render_cell(
 pub fn render_layers(
     cell: CellLayers,
     metadata: &BTreeMap<String, String>,
-    cache: &mut BuildCache,
+    cache: &BuildCache,
 ) -> RenderedCell {
     let CellLayers {
         cell_objects,
@@ -257,14 +307,14 @@ pub fn render_layers(
         Ok(resources) => resources,
         Err(_) => &[],
     };
-    let builds: Vec<Built> = layers
+    let entries: Vec<Entry> = layers
         .iter()
-        .map(|l| cache.build(&l.build_path(), &l.flux))
+        .map(|l| cache.entry(&l.build_path(), &l.flux))
         .collect();
     let mut renderer = Renderer {
         cell_resources: resources,
         layers: &layers,
-        builds: &builds,
+        builds: &entries,
         metadata,
         done: vec![None; layers.len()],
         in_progress: vec![false; layers.len()],
@@ -275,13 +325,14 @@ pub fn render_layers(
     let done = renderer.done;
     let rendered = layers
         .into_iter()
-        .zip(builds)
+        .zip(entries)
         .zip(done)
-        .map(|((layer, build), done)| {
+        .map(|((layer, entry), done)| {
             let (sources, vars, substitutes, objects) = done.expect("every layer is rendered once");
             RenderedLayer {
                 layer,
-                build,
+                build: entry.built,
+                prepared: entry.prepared,
                 sources,
                 vars,
                 substitutes,
@@ -324,7 +375,7 @@ type Done = (Vec<Source>, Vars, bool, Vec<Result<Value, SubstError>>);
 struct Renderer<'a> {
     cell_resources: &'a [Resource],
     layers: &'a [FluxLayer],
-    builds: &'a [Built],
+    builds: &'a [Entry],
     metadata: &'a BTreeMap<String, String>,
     done: Vec<Option<Done>>,
     in_progress: Vec<bool>,
@@ -362,12 +413,16 @@ impl Renderer<'_> {
             strict: true,
             strategy_always: post_build.strategy_always,
         };
-        let objects = match self.builds[i].as_ref() {
+        let entry = &self.builds[i];
+        let objects = match entry.built.as_ref() {
             Ok(resources) => resources
                 .iter()
-                .map(|r| {
+                .enumerate()
+                .map(|(at, r)| {
                     let mut object = if substitutes {
-                        substitute_object(&r.object, &vars, &options)?
+                        // substitute_object, with the work shared between cells.
+                        prepared(&entry.prepared, resources, at)
+                            .substitute(&r.object, &vars, &options)?
                     } else {
                         r.object.clone()
                     };
@@ -405,7 +460,7 @@ impl Renderer<'_> {
             );
         }
         for j in (0..self.layers.len()).filter(|j| *j != i) {
-            let Ok(resources) = self.builds[j].as_ref() else {
+            let Ok(resources) = self.builds[j].built.as_ref() else {
                 continue;
             };
             let Some(at) = resources.iter().position(|r| matches(&r.object)) else {

@@ -55,3 +55,98 @@ proptest! {
         prop_assert_eq!(back, obj);
     }
 }
+
+/// A value whose strings and keys are full of expressions, escapes and broken syntax.
+fn object() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let text = prop_oneof![
+        "[abc$\\{\\}:\\-#0-9 x]{0,12}",
+        prop::sample::select(vec![
+            "${a}",
+            "${b:-d}",
+            "${c}",
+            "$${a}",
+            "${a",
+            "x ${a} ${b}",
+            "${a:1:2}",
+            "${c:0:-5}",
+            "${a:=z}",
+            "${#b}",
+            "${u}",
+            "${c:+set}",
+            "true",
+            "0775",
+            "${a}${b}",
+        ])
+        .prop_map(str::to_string),
+    ];
+    let leaf = prop_oneof![
+        text.clone().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<bool>().prop_map(Value::from),
+        (-1e6f64..1e6).prop_map(Value::from),
+        Just(Value::Null),
+    ];
+    leaf.prop_recursive(3, 24, 4, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(text.clone(), inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Variable maps over a few names and values, so that later maps often answer an object's
+/// look-ups as an earlier one did.
+fn var_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
+    let value = prop::option::of(prop::sample::select(vec![
+        "1", "x", "", "true", "a\nb", "${a}",
+    ]));
+    let one = (
+        value.clone(),
+        value.clone(),
+        value,
+        prop::bool::weighted(0.05),
+    )
+        .prop_map(|(a, b, c, bad)| {
+            let mut vars = std::collections::BTreeMap::new();
+            for (name, v) in [("a", a), ("b", b), ("c", c)] {
+                if let Some(v) = v {
+                    vars.insert(name.to_string(), v.to_string());
+                }
+            }
+            if bad {
+                vars.insert("1bad".to_string(), "v".to_string());
+            }
+            cellgen::substitute::Vars(vars)
+        });
+    prop::collection::vec(one, 1..8)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// The shared path (`Prepared`: one emit, results remembered by look-ups) gives what
+    /// `substitute_object` (emit, substitute, parse back) gives, call after call.
+    #[test]
+    fn prepared_substitution_is_substitute_object(
+        obj in object(),
+        disabled in prop::bool::weighted(0.1),
+        maps in var_maps(),
+        strict in prop::collection::vec(any::<bool>(), 8),
+        always in prop::collection::vec(any::<bool>(), 8),
+    ) {
+        use cellgen::substitute::{Prepared, SubstituteOptions, substitute_object};
+        let mut obj = serde_json::json!({"kind": "ConfigMap", "data": obj});
+        if disabled {
+            obj["metadata"] = serde_json::json!({"labels": {"kustomize.toolkit.fluxcd.io/substitute": "disabled"}});
+        }
+        let prepared = Prepared::new(&obj);
+        for (i, vars) in maps.iter().enumerate() {
+            let opts = SubstituteOptions { strict: strict[i], strategy_always: always[i] };
+            prop_assert_eq!(prepared.substitute(&obj, vars, &opts), substitute_object(&obj, vars, &opts));
+        }
+        prop_assert_eq!(prepared.text(&obj), to_flux_yaml(&obj));
+        prop_assert_eq!(prepared.analysis(&obj), &cellgen::substitute::analyze(&to_flux_yaml(&obj)));
+    }
+}

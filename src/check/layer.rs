@@ -10,8 +10,7 @@ use super::schema::Step;
 use super::{Finding, METADATA_CONFIGMAP};
 use crate::kustomize::{BuildError, FluxFields, Resource};
 use crate::render::{BuildCache, FluxLayer, RenderedLayer, Source};
-use crate::substitute::flux::substitution_disabled;
-use crate::substitute::{SubstError, Vars, analyze, to_flux_yaml};
+use crate::substitute::{Prepared, SubstError, Vars};
 use crate::suggest;
 
 /// A field path from dotted keys and indices: `steps(&["spec", "patches"])`.
@@ -27,7 +26,7 @@ pub fn steps(keys: &[&str]) -> Vec<Step> {
 /// What the layer checks share across layers and cells.
 pub struct Context<'a> {
     pub root: &'a Path,
-    pub cache: &'a mut BuildCache,
+    pub cache: &'a BuildCache,
     pub sources: &'a mut SourceFiles,
     /// Keys some manifest asks for.
     pub used: &'a mut BTreeSet<String>,
@@ -182,8 +181,8 @@ pub fn check_layer(
     if !rendered.substitutes {
         return complete; // Flux does not substitute at all then.
     }
-    for (resource, result) in rendered.pairs() {
-        check_object(cx, resource, result, vars, findings);
+    for (i, (resource, result)) in rendered.pairs().enumerate() {
+        check_object(cx, resource, rendered.prepared(i), result, vars, findings);
     }
     complete
 }
@@ -246,15 +245,17 @@ fn build_failed(cx: &mut Context, layer: &FluxLayer, error: &BuildError) -> Find
 fn check_object(
     cx: &mut Context,
     resource: &Resource,
+    prepared: &Prepared,
     result: &Result<serde_json::Value, SubstError>,
     vars: &Vars,
     findings: &mut Vec<Finding>,
 ) {
-    if substitution_disabled(&resource.object) {
+    if prepared.disabled() {
         return;
     }
-    let text = to_flux_yaml(&resource.object);
-    let analysis = analyze(&text);
+    // The text Flux substitutes and its expressions, made once for all cells.
+    let text = prepared.text(&resource.object);
+    let analysis = prepared.analysis(&resource.object);
     let object = object_name(&resource.object);
     for r in &analysis.refs {
         cx.used.insert(r.name.clone());

@@ -15,6 +15,8 @@ pub mod schema;
 pub mod secrets;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use crate::catalog::Catalog;
 use crate::components::cell_components;
@@ -69,93 +71,32 @@ pub fn run_observed(
         cells: cells.clone(),
         findings: Vec::new(),
     };
-    let mut cache = BuildCache::new(&repo.root, options.mode);
-    let mut sources = locate::SourceFiles::new(&repo.root);
+    let cache = BuildCache::new(&repo.root, options.mode);
     let mut used: BTreeSet<String> = BTreeSet::new();
-    let plan = Plan::new(&repo.root);
     // Whether every layer of every cell was rendered; otherwise a key may look unused only
     // because the layer that uses it was not.
     let mut complete = true;
-    for (done, cell) in cells.iter().enumerate() {
-        on_cell(done, cells.len(), cell);
-        let loaded = match load_cell(&repo.root, cell, &mut cache) {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                // The contract is still checked, with the components its layer files name.
-                let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
-                contract::check_cell(
-                    &repo.root,
-                    &repo.config,
-                    catalog,
-                    cell,
-                    &components,
-                    &options.overrides,
-                    &mut report.findings,
-                );
-                report
-                    .findings
-                    .push(Finding::error("invalid-cell", e.file, e.line, e.message).in_cell(cell));
-                complete = false;
-                continue;
-            }
-        };
-        let components = loaded.components();
-        let sample = contract::check_cell(
-            &repo.root,
-            &repo.config,
-            catalog,
-            cell,
-            &components,
-            &options.overrides,
-            &mut report.findings,
-        );
-        // Key names Flux rejects are reported on their line in cell-metadata.tf by the contract
-        // check; rendering with them would repeat that once per layer, at no line, and hide the
-        // layers' own findings. (An invalid name from --values is still reported per layer.)
-        let mut data = sample.data;
-        data.retain(|k, _| crate::keys::is_valid_key_name(k) || options.overrides.contains_key(k));
-        let rendered = render_layers(loaded, &data, &mut cache);
-        for invalid in &rendered.invalid {
-            let (file, line) = sources.locate_field(
-                std::slice::from_ref(&invalid.file),
-                "Kustomization",
-                &invalid.name,
-                &layer::steps(&["spec"]),
-                None,
-            );
-            report.findings.push(
-                Finding::error(
-                    "invalid-cell",
-                    file,
-                    line,
-                    format!(
-                        "Flux Kustomization `{}` cannot be read: {}",
-                        invalid.name, invalid.message
-                    ),
-                )
-                .in_cell(cell),
-            );
-            complete = false;
-        }
-        let mut cx = layer::Context {
-            root: &repo.root,
-            cache: &mut cache,
-            sources: &mut sources,
-            used: &mut used,
-        };
-        for rendered_layer in &rendered.layers {
+    // The repository-wide checks run beside the cells' (report.normalise orders findings).
+    let (checked, repository) = std::thread::scope(|scope| {
+        let repository = scope.spawn(|| {
             let mut findings = Vec::new();
-            complete &= layer::check_layer(&mut cx, rendered_layer, &mut findings);
-            report.findings.extend(
-                findings
-                    .into_iter()
-                    .map(|f| f.in_cell(cell).in_layer(&rendered_layer.layer.name)),
-            );
-        }
-        flux::check_cell(&rendered, cell, &mut sources, &mut report.findings);
+            network::check(&repo.root, &all, &cells, &mut findings);
+            markers::check(&repo.root, &repo.config, &cells, &mut findings);
+            findings
+        });
+        let checked = check_cells(repo, catalog, options, &cache, &cells, on_cell);
+        let repository = match repository.join() {
+            Ok(findings) => findings,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        (checked, repository)
+    });
+    for checked in checked {
+        report.findings.extend(checked.findings);
+        used.extend(checked.used);
+        complete &= checked.complete;
     }
-    network::check(&repo.root, &all, &cells, &mut report.findings);
-    markers::check(&repo.root, &repo.config, &cells, &mut report.findings);
+    report.findings.extend(repository);
     if options.cells.is_empty() && !cells.is_empty() && complete {
         let config_text = std::fs::read_to_string(repo.root.join(CONFIG_FILE)).unwrap_or_default();
         for key in repo.config.keys.keys().filter(|k| !used.contains(*k)) {
@@ -169,4 +110,166 @@ pub fn run_observed(
     }
     report.normalise();
     Ok(report)
+}
+
+/// What checking one cell found.
+#[derive(Default)]
+struct CellChecked {
+    findings: Vec<Finding>,
+    /// Keys some manifest of the cell asks for.
+    used: BTreeSet<String>,
+    /// Whether every layer of the cell was rendered.
+    complete: bool,
+}
+
+/// Checks `cells` on every core, each cell by one thread from start to end (builds are shared
+/// through `cache`); results in the order of `cells`, so the report does not depend on timing.
+fn check_cells(
+    repo: &Repo,
+    catalog: &Catalog,
+    options: &CheckOptions,
+    cache: &BuildCache,
+    cells: &[String],
+    on_cell: &mut dyn FnMut(usize, usize, &str),
+) -> Vec<CellChecked> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(cells.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let (started, starts) = mpsc::channel::<usize>();
+    let mut results: Vec<Option<CellChecked>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let started = started.clone();
+                let next = &next;
+                scope.spawn(move || {
+                    let mut sources = locate::SourceFiles::new(&repo.root);
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(cell) = cells.get(i) else { break };
+                        // The receiver lives until every worker ends.
+                        let _ = started.send(i);
+                        done.push((
+                            i,
+                            check_cell(repo, catalog, options, cache, &mut sources, cell),
+                        ));
+                    }
+                    done
+                })
+            })
+            .collect();
+        drop(started);
+        // Progress is told here, on the caller's thread, as cells start.
+        for (n, i) in starts.iter().enumerate() {
+            on_cell(n, cells.len(), &cells[i]);
+        }
+        let mut results: Vec<Option<CellChecked>> = cells.iter().map(|_| None).collect();
+        for worker in workers {
+            let done = match worker.join() {
+                Ok(done) => done,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            for (i, checked) in done {
+                results[i] = Some(checked);
+            }
+        }
+        results
+    });
+    results
+        .iter_mut()
+        .map(|r| r.take().expect("every cell is checked once"))
+        .collect()
+}
+
+/// Renders and checks one cell: its contract, every layer, its Flux objects.
+fn check_cell(
+    repo: &Repo,
+    catalog: &Catalog,
+    options: &CheckOptions,
+    cache: &BuildCache,
+    sources: &mut locate::SourceFiles,
+    cell: &str,
+) -> CellChecked {
+    let mut out = CellChecked {
+        complete: true,
+        ..CellChecked::default()
+    };
+    let findings = &mut out.findings;
+    let loaded = match load_cell(&repo.root, cell, cache) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            // The contract is still checked, with the components its layer files name.
+            let plan = Plan::new(&repo.root);
+            let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
+            contract::check_cell(
+                &repo.root,
+                &repo.config,
+                catalog,
+                cell,
+                &components,
+                &options.overrides,
+                findings,
+            );
+            findings.push(Finding::error("invalid-cell", e.file, e.line, e.message).in_cell(cell));
+            out.complete = false;
+            return out;
+        }
+    };
+    let components = loaded.components();
+    let sample = contract::check_cell(
+        &repo.root,
+        &repo.config,
+        catalog,
+        cell,
+        &components,
+        &options.overrides,
+        findings,
+    );
+    // Key names Flux rejects are reported on their line in cell-metadata.tf by the contract
+    // check; rendering with them would repeat that once per layer, at no line, and hide the
+    // layers' own findings. (An invalid name from --values is still reported per layer.)
+    let mut data = sample.data;
+    data.retain(|k, _| crate::keys::is_valid_key_name(k) || options.overrides.contains_key(k));
+    let rendered = render_layers(loaded, &data, cache);
+    for invalid in &rendered.invalid {
+        let (file, line) = sources.locate_field(
+            std::slice::from_ref(&invalid.file),
+            "Kustomization",
+            &invalid.name,
+            &layer::steps(&["spec"]),
+            None,
+        );
+        findings.push(
+            Finding::error(
+                "invalid-cell",
+                file,
+                line,
+                format!(
+                    "Flux Kustomization `{}` cannot be read: {}",
+                    invalid.name, invalid.message
+                ),
+            )
+            .in_cell(cell),
+        );
+        out.complete = false;
+    }
+    let mut cx = layer::Context {
+        root: &repo.root,
+        cache,
+        sources,
+        used: &mut out.used,
+    };
+    for rendered_layer in &rendered.layers {
+        let mut layer_findings = Vec::new();
+        out.complete &= layer::check_layer(&mut cx, rendered_layer, &mut layer_findings);
+        findings.extend(
+            layer_findings
+                .into_iter()
+                .map(|f| f.in_cell(cell).in_layer(&rendered_layer.layer.name)),
+        );
+    }
+    flux::check_cell(&rendered, cell, sources, findings);
+    out
 }

@@ -24,9 +24,9 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     };
     let plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&Templates::new(), &plan)?;
-    let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
+    let cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
     let loaded =
-        load_cell(&repo.root, &cell.name, &mut cache).map_err(|e| CellgenError::InvalidFile {
+        load_cell(&repo.root, &cell.name, &cache).map_err(|e| CellgenError::InvalidFile {
             path: crate::paths::utf8(&e.file),
             message: e.message.clone(),
         })?;
@@ -41,7 +41,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         &overrides,
         &mut ignored,
     );
-    let rendered = render_layers(loaded, &sample.data, &mut cache);
+    let rendered = render_layers(loaded, &sample.data, &cache);
     if let Some(invalid) = rendered.invalid.first() {
         bail!(
             "{}: Flux Kustomization `{}` cannot be read: {}",

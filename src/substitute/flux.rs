@@ -119,7 +119,7 @@ pub fn substitute_object(
 /// `YAMLToJSON` (go-yaml v2, YAML 1.1: `yes` is true, `0775` is 509, `1e3` is 1000, `~` is
 /// null; integral floats come back as integers through Go's JSON encoder), the first document
 /// only. What that reading does that cellgen does not reproduce is an error naming it.
-fn read_back(text: &str) -> Result<Value, SubstError> {
+pub(super) fn read_back(text: &str) -> Result<Value, SubstError> {
     use crate::kustomize::yaml::{LoadError, yaml_to_json};
     match yaml_to_json(text) {
         Ok(Some(value)) => Ok(value),

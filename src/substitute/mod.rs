@@ -13,11 +13,13 @@
 mod eval;
 pub mod flux;
 mod goyaml;
+mod memo;
 mod parse;
 mod resolve;
 
 pub use flux::{PostBuild, SubstituteOptions, Vars, substitute_object};
 pub use goyaml::to_flux_yaml;
+pub use memo::Prepared;
 
 /// The regular expression Flux validates variable names with (`varsubRegex`).
 pub const VAR_NAME_REGEX: &str = "^[_[:alpha:]][_[:alpha:][:digit:]]*$";
