@@ -42,3 +42,15 @@ pub fn from_user(
         }),
     }
 }
+
+/// `path.utf8()`: a path for a message, as a UTF-8 path (see [`utf8`]); what cellgen shows
+/// instead of `Path::display`.
+pub trait PathExt {
+    fn utf8(&self) -> Utf8PathBuf;
+}
+
+impl PathExt for Path {
+    fn utf8(&self) -> Utf8PathBuf {
+        utf8(self)
+    }
+}

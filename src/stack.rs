@@ -5,6 +5,7 @@
 //! The facts come from rendering the stack templates themselves (with and without the egress
 //! gateway), never from a hand-kept list, so they follow the templates.
 
+use crate::paths::PathExt as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -127,7 +128,7 @@ pub fn check_addresses(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
                         "line {}: declares `{}`, which {}:{line} declares too; Terraform refuses two blocks with one address. Rename one of them (a component's files and addresses follow its name)",
                         d.line,
                         d.address,
-                        first.display()
+                        first.utf8()
                     ),
                 });
             }

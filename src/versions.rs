@@ -9,6 +9,7 @@
 //! the shared definition and no cell keeps an entry: the repository converges back to a single
 //! definition.
 
+use crate::paths::PathExt as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -57,8 +58,8 @@ impl Chart {
 
     pub fn location(&self) -> String {
         match self.line {
-            Some(line) => format!("{}:{line}", self.file.display()),
-            None => self.file.display().to_string(),
+            Some(line) => format!("{}:{line}", self.file.utf8()),
+            None => self.file.utf8().to_string(),
         }
     }
 }
@@ -151,7 +152,7 @@ pub fn locate(plan: &Plan, component: &Component) -> Result<Chart, CellgenError>
                     format!(
                         "{} ({})",
                         str_at(d, &["metadata", "name"]).unwrap_or("?"),
-                        f.display()
+                        f.utf8()
                     )
                 })
                 .collect();

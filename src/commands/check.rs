@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -62,7 +63,7 @@ fn write_step_summary(report: &check::Report) -> Result<()> {
         .with_context(|| {
             format!(
                 "cannot write the job summary to $GITHUB_STEP_SUMMARY ({})",
-                std::path::Path::new(&path).display()
+                std::path::Path::new(&path).utf8()
             )
         })
 }

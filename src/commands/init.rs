@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -137,7 +138,7 @@ pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
         out.push(super::Kept {
             word: "kept",
             path: path.clone(),
-            shown: format!("{}{}", path.display(), if dir { "/" } else { "" }),
+            shown: format!("{}{}", path.utf8(), if dir { "/" } else { "" }),
             why: why.to_string(),
             edited: why.to_string(),
         });
@@ -151,7 +152,7 @@ pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
                 skipped
                     .needed_by
                     .iter()
-                    .map(|p| p.display().to_string())
+                    .map(|p| p.utf8().to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
                 if skipped.needed_by.len() == 1 {
@@ -168,7 +169,7 @@ pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
         out.push(super::Kept {
             word: "skipped",
             path: skipped.path.clone(),
-            shown: skipped.path.display().to_string(),
+            shown: skipped.path.utf8().to_string(),
             why: why.clone(),
             edited: why,
         });
@@ -189,14 +190,14 @@ fn adopt_schemas(root: &Path, dry_run: bool) -> Result<()> {
     if plan.is_empty() {
         println!(
             "{} is already a cellgen repository ({}); nothing to do.",
-            root.display(),
+            root.utf8(),
             CONFIG_FILE
         );
         return Ok(());
     }
     println!(
         "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
-        root.display()
+        root.utf8()
     );
     super::finish(&plan, &[], dry_run)
 }

@@ -1,5 +1,6 @@
 //! One module per verb: resolve input (flags, prompts, the repository), call the core, print.
 
+use crate::paths::PathExt as _;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -137,7 +138,7 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
             if !dir.is_dir() {
                 return Err(crate::error::CellgenError::InvalidFlag {
                     flag: "-C".into(),
-                    reason: format!("{} is not a directory", dir.display()),
+                    reason: format!("{} is not a directory", dir.utf8()),
                 }
                 .into());
             }
@@ -227,7 +228,7 @@ impl Kept {
             .map(|path| Kept {
                 word: "kept",
                 path: path.clone(),
-                shown: path.display().to_string(),
+                shown: path.utf8().to_string(),
                 why: why.to_string(),
                 edited: edited.to_string(),
             })

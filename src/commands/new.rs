@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use std::path::Path;
 
 use anyhow::Result;
@@ -35,14 +36,14 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                 if given {
                     eprintln!(
                         "warning: {flag} is ignored: {} already exists; edit it to change repository settings",
-                        root.join(CONFIG_FILE).display()
+                        root.join(CONFIG_FILE).utf8()
                     );
                 }
             }
             if root != session.start && !args.dry_run {
                 eprintln!(
                     "Using the cellgen repository at {} (its cellgen.yaml is the nearest above {}).",
-                    root.display(),
+                    root.utf8(),
                     session.start
                 );
             }
@@ -62,7 +63,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     if kept_scaffold.is_some() && !args.dry_run {
         eprintln!(
             "No cellgen.yaml in {} or above: creating the repository scaffold there first (what `cellgen init` does).",
-            plan.root().display()
+            plan.root().utf8()
         );
     }
     let cell = CellName::parse(&args.name, &config.environments)?;
@@ -272,8 +273,8 @@ fn resolve_vpc_cidr(args: &NewArgs, config: &Config, root: &Path, cell: &str) ->
 
 fn location(recorded: &CellCidr) -> String {
     match recorded.line {
-        Some(line) => format!("{}:{line}", recorded.file.display()),
-        None => recorded.file.display().to_string(),
+        Some(line) => format!("{}:{line}", recorded.file.utf8()),
+        None => recorded.file.utf8().to_string(),
     }
 }
 

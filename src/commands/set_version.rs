@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use anyhow::Result;
 
 use super::Session;
@@ -131,7 +132,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
             "\nEvery cell running {} is on {}: the shared definition ({}) says it, and no cell overrides it.",
             component.name,
             args.version,
-            chart.file.display()
+            chart.file.utf8()
         ),
         (_, own) => println!(
             "\nThe shared definition ({}) stays at {}; {} run{} a version of {} own (spec.patches of cells/<cell>/{}.yaml).",

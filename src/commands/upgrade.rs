@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -42,7 +43,7 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
         let list: Vec<String> = report
             .unresolved
             .iter()
-            .map(|(path, line)| format!("{}:{line}", path.display()))
+            .map(|(path, line)| format!("{}:{line}", path.utf8()))
             .collect();
         eprintln!(
             "{} conflict markers are still in {}: resolve them (keep what you want, delete the marker lines); `cellgen check` fails until then.",
@@ -81,7 +82,7 @@ fn print_report(report: &Report, dry_run: bool, changed: bool) {
             .iter()
             .flat_map(|g| &g.files)
             .filter_map(|(path, outcome)| {
-                pick(outcome).map(|note| format!("  {}{note}", path.display()))
+                pick(outcome).map(|note| format!("  {}{note}", path.utf8()))
             })
             .collect();
         if !lines.is_empty() {

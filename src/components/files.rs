@@ -3,6 +3,7 @@
 //! is what cellgen would write); anything else is the user's, and the command stops naming it.
 //! And the repository settings a component's Terraform reads, checked before it is written.
 
+use crate::paths::PathExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::catalog::{Component, Origin};
@@ -40,7 +41,7 @@ pub fn check_replace(plan: &Plan, cell: &str, path: &Path, new: &str) -> Result<
         path: crate::paths::utf8(path),
         message: format!(
             "exists, and is not a file cellgen generated and you left unchanged ({} does not list it as such), so cellgen will not replace it. Move it out of the stack (keep what you need in a file of another name) and run again",
-            state::record_path(cell).display()
+            state::record_path(cell).utf8()
         ),
     })
 }

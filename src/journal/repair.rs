@@ -1,6 +1,7 @@
 //! Undoing or finishing an apply from what is on disk: after a failure or a signal (in the same
 //! process), or after a crash (`recover`, in the next cellgen).
 
+use crate::paths::PathExt as _;
 use std::fs;
 use std::path::Path;
 
@@ -59,7 +60,7 @@ pub(super) fn undo(root: &Path, record: &Record) -> Option<String> {
             && exists(&temp)
             && let Err(e) = fs::remove_file(&temp)
         {
-            note(format!("cannot remove {}: {e}", temp.display()));
+            note(format!("cannot remove {}: {e}", temp.utf8()));
         }
     }
     for dir in record.dirs.iter().rev().filter(|d| *d != JOURNAL_DIR) {

@@ -11,6 +11,7 @@
 //! this cellgen generated, text included, so the next upgrade needs no Git history. Nothing here
 //! writes: the command applies (or prints) the plan.
 
+use crate::paths::PathExt as _;
 mod bases;
 mod files;
 mod requests;
@@ -379,7 +380,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
                                 .line
                                 .map(|l| format!("line {l}: "))
                                 .unwrap_or_default(),
-                            tfvars.display()
+                            tfvars.utf8()
                         ),
                     });
                 }
