@@ -173,4 +173,9 @@ fn hostile_table_counts() {
         eprintln!("{module:>12}: {n}");
     }
     eprintln!("{:>12}: {total}", "total");
+    // Issue 7's floor: at least 60 cases, and every category represented.
+    for (module, n) in counts {
+        assert!(n > 0, "the hostile table has no {module} case");
+    }
+    assert!(total >= 60, "the hostile table has {total} cases, fewer than 60");
 }
