@@ -122,7 +122,7 @@ pub fn renumber_cell(plan: &mut Plan, cell: &str) -> Result<(), CellgenError> {
 
 fn invalid(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> CellgenError {
     CellgenError::InvalidFile {
-        path: path.into(),
+        path: crate::paths::utf8(path.into()),
         message: e.to_string(),
     }
 }

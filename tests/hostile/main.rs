@@ -177,5 +177,8 @@ fn hostile_table_counts() {
     for (module, n) in counts {
         assert!(n > 0, "the hostile table has no {module} case");
     }
-    assert!(total >= 60, "the hostile table has {total} cases, fewer than 60");
+    assert!(
+        total >= 60,
+        "the hostile table has {total} cases, fewer than 60"
+    );
 }
