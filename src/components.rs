@@ -37,7 +37,7 @@ pub fn planned_config(plan: &Plan) -> Result<(Config, String), CellgenError> {
         .ok_or_else(|| CellgenError::NotARepository {
             start: crate::paths::utf8(plan.root()),
         })?;
-    let config = Config::parse(&text, &plan.root().join(CONFIG_FILE))?;
+    let config = Config::parse(&text, Path::new(CONFIG_FILE))?;
     Ok((config, text))
 }
 

@@ -38,14 +38,14 @@ impl Repo {
 
     /// Reads `root`'s cellgen.yaml (which must not be a link out of `root`).
     pub fn open(root: &Path) -> Result<Repo, CellgenError> {
-        let path = root.join(CONFIG_FILE);
         let text = Root::new(root)
             .read(Path::new(CONFIG_FILE))?
             .map(|t| t.text)
             .ok_or_else(|| CellgenError::NotARepository {
                 start: crate::paths::utf8(root),
             })?;
-        let config = Config::parse(&text, &path)?;
+        // Messages name files relative to the repository root, as findings do.
+        let config = Config::parse(&text, Path::new(CONFIG_FILE))?;
         Ok(Repo {
             root: root.to_path_buf(),
             config,

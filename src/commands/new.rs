@@ -55,7 +55,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
             let mut plan = Plan::new(session.start.as_std_path());
             let kept = init::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-            let config = Config::parse(&text, session.start.join(CONFIG_FILE).as_std_path())?;
+            let config = Config::parse(&text, std::path::Path::new(CONFIG_FILE))?;
             (plan, config, Some(kept))
         }
     };
