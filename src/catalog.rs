@@ -1,9 +1,12 @@
 //! The component catalog: add-ons embedded in cellgen plus those a repository defines in
 //! `components/<name>/component.yaml`. A repository's definition wins over an embedded one.
 //!
-//! A repository component is checked before anything uses it ([`rules`]), its name may be
+//! A repository component is checked before anything uses it (`rules`), its name may be
 //! neither a file nor an address of the cell's stack ([`crate::stack`]), and the Terraform
 //! generated for it is read back: it declares exactly its four blocks.
+
+// schemars makes the doc comments the JSON Schema descriptions editors show, where `<name>` is literal (not HTML).
+#![allow(rustdoc::invalid_html_tags)]
 
 mod rules;
 
@@ -163,7 +166,7 @@ impl Catalog {
                 let facts = stack.as_ref().expect("just computed");
                 if let Some(why) = reserved(templates, facts, &dir)? {
                     return Err(CellgenError::InvalidFile {
-                        path,
+                        path: crate::paths::utf8(path),
                         message: format!(
                             "component name `{dir}` is reserved: {why}. Rename the directory components/{dir} (e.g. `team-{dir}`)"
                         ),
@@ -232,7 +235,7 @@ impl Catalog {
 fn parse_spec(text: &str, path: &Path) -> Result<ComponentSpec, CellgenError> {
     crate::yaml_depth::check_file(text, path)?;
     let spec: ComponentSpec = yaml_serde::from_str(text).map_err(|e| CellgenError::InvalidFile {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path),
         message: format!(
             "{}not a valid component.yaml: {e}. It declares description, layers, keys (description, example, terraform), identity (namespace, service_account, policy_arns) and depends_on",
             e.location().map(|l| format!("line {}: ", l.line())).unwrap_or_default()
@@ -291,7 +294,7 @@ fn validate_name(name: &str, path: &Path) -> Result<(), CellgenError> {
     // The role name `<cell>-<component>` must fit IAM's 64 characters.
     if !is_dns_label(name) || name.len() > 31 {
         return Err(CellgenError::InvalidFile {
-            path: path.to_path_buf(),
+            path: crate::paths::utf8(path),
             message: format!(
                 "component directory `{name}` must be a DNS label of at most 31 characters (lowercase letters, digits, dashes)"
             ),

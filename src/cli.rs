@@ -1,5 +1,8 @@
 //! Command-line definitions (clap) and nothing else.
 
+// clap prints the doc comments as the help text, where `<cell>` is literal (not HTML).
+#![allow(rustdoc::invalid_html_tags)]
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};

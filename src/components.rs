@@ -35,9 +35,9 @@ pub fn planned_config(plan: &Plan) -> Result<(Config, String), CellgenError> {
     let text = plan
         .read(CONFIG_FILE)?
         .ok_or_else(|| CellgenError::NotARepository {
-            start: plan.root().to_path_buf(),
+            start: crate::paths::utf8(plan.root()),
         })?;
-    let config = Config::parse(&text, &plan.root().join(CONFIG_FILE))?;
+    let config = Config::parse(&text, Path::new(CONFIG_FILE))?;
     Ok((config, text))
 }
 
@@ -109,7 +109,7 @@ pub fn all_cells(plan: &Plan, extra: &str) -> Result<Vec<String>, CellgenError> 
 
 fn invalid(path: &Path, e: impl std::fmt::Display) -> CellgenError {
     CellgenError::InvalidFile {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path),
         message: e.to_string(),
     }
 }
@@ -120,7 +120,7 @@ fn edit(
     f: impl FnOnce(&str) -> Result<String, CellgenError>,
 ) -> Result<(), CellgenError> {
     let text = plan.read(path)?.ok_or_else(|| CellgenError::InvalidFile {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path),
         message: "missing: cellgen needs this file of the cell (regenerate it with `cellgen new <cell> --force`)".into(),
     })?;
     let edited = f(&text)?;

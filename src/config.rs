@@ -3,6 +3,9 @@
 //! Typed reads only (yaml_serde); cellgen never rewrites this file through serde; edits go
 //! through the lossless editor in `edit::yaml` so comments and ordering survive.
 
+// schemars makes the doc comments the JSON Schema descriptions editors show, where `<name>` is literal (not HTML).
+#![allow(rustdoc::invalid_html_tags)]
+
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -297,7 +300,7 @@ impl Config {
         crate::yaml_depth::check_file(text, path)?;
         let config: Config =
             yaml_serde::from_str(text).map_err(|err| CellgenError::MalformedConfig {
-                path: path.to_path_buf(),
+                path: crate::paths::utf8(path),
                 line: err.location().map(|l| l.line()),
                 message: err.to_string(),
             })?;
@@ -307,7 +310,7 @@ impl Config {
 
     fn validate(&self, text: &str, path: &Path) -> Result<(), CellgenError> {
         let fail = |needle: &str, message: String| CellgenError::MalformedConfig {
-            path: path.to_path_buf(),
+            path: crate::paths::utf8(path),
             line: line_of(text, needle),
             message,
         };
@@ -444,7 +447,7 @@ impl Config {
     /// values fail here, naming their line, rather than at a cell's `terraform plan`.
     fn validate_settings(&self, text: &str, path: &Path) -> Result<(), CellgenError> {
         let fail = |needle: &str, message: String| CellgenError::MalformedConfig {
-            path: path.to_path_buf(),
+            path: crate::paths::utf8(path),
             line: line_of(text, needle),
             message,
         };

@@ -1,16 +1,16 @@
 //! Errors that code and tests branch on. The command layer adds context with anyhow.
 
-use std::path::PathBuf;
+use camino::Utf8PathBuf as PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CellgenError {
     #[error(
         "no cellgen repository here: no cellgen.yaml in {} or any parent directory. Run `cellgen init` (or `cellgen new <cell>`) to create one, or pass -C <dir>",
-        start.display()
+        start
     )]
     NotARepository { start: PathBuf },
 
-    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    #[error("{}{}: {message}", path, line.map(|l| format!(":{l}")).unwrap_or_default())]
     MalformedConfig {
         path: PathBuf,
         line: Option<usize>,
@@ -22,7 +22,7 @@ pub enum CellgenError {
 
     #[error(
         "cell `{name}` already exists ({}). Pick another name, or pass --force to regenerate the files you have not changed",
-        path.display()
+        path
     )]
     CellExists { name: String, path: PathBuf },
 
@@ -39,14 +39,14 @@ pub enum CellgenError {
         hint: String,
     },
 
-    #[error("{}: {message}", path.display())]
+    #[error("{}: {message}", path)]
     InvalidFile { path: PathBuf, message: String },
 
     #[error(
         "{} is a symbolic link (to {}): Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not see {}. Replace the link with the file or directory itself; nothing was written",
-        link.display(),
-        target.display(),
-        path.display()
+        link,
+        target,
+        path
     )]
     FluxSymlink {
         /// The path cellgen reads or writes.
@@ -57,20 +57,20 @@ pub enum CellgenError {
     },
 
     /// YAML nested deeper than cellgen reads (`crate::yaml_depth`).
-    #[error("{}:{}: {source}", path.display(), source.line)]
+    #[error("{}:{}: {source}", path, source.line)]
     NestedTooDeep {
         path: PathBuf,
         source: crate::yaml_depth::DepthError,
     },
 
-    #[error("cannot write {}", path.display())]
+    #[error("cannot write {}", path)]
     Write {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
 
-    #[error("cannot read {}", path.display())]
+    #[error("cannot read {}", path)]
     Read {
         path: PathBuf,
         #[source]
@@ -113,9 +113,9 @@ pub enum CellgenError {
 
     #[error(
         "{} is {}, outside the repository {}: cellgen never reads or writes outside the repository root. {}",
-        path.display(),
-        target.as_ref().map_or("a path".to_string(), |t| format!("a symbolic link to {}", t.display())),
-        root.display(),
+        path,
+        target.as_ref().map_or("a path".to_string(), |t| format!("a symbolic link to {}", t)),
+        root,
         if target.is_some() { "Replace the link with the directory or file itself (or point it inside the repository); nothing was written" } else { "nothing was written" }
     )]
     OutsideRoot {
@@ -126,7 +126,7 @@ pub enum CellgenError {
 
     #[error(
         "{}: not valid UTF-8 at line {line}, column {column} (byte {byte}): cellgen reads and edits text files as UTF-8; convert the file to UTF-8",
-        path.display()
+        path
     )]
     NotUtf8 {
         path: PathBuf,
@@ -135,9 +135,20 @@ pub enum CellgenError {
         byte: usize,
     },
 
+    /// A path from outside (the current directory, a directory listing) that is not UTF-8:
+    /// `path` is its lossy form, the only place cellgen shows one.
+    #[error(
+        "{what} `{path}` is not valid UTF-8 (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only, so that every message and record names a path exactly. {fix}"
+    )]
+    NotUtf8Path {
+        what: &'static str,
+        path: String,
+        fix: &'static str,
+    },
+
     #[error(
         "the repository {} is in use by another cellgen: {holder}. cellgen waited {waited_secs} s for it; run the command again once that one has finished (set CELLGEN_LOCK_WAIT=<seconds> to wait longer)",
-        root.display()
+        root
     )]
     Locked {
         root: PathBuf,
@@ -145,7 +156,7 @@ pub enum CellgenError {
         waited_secs: u64,
     },
 
-    #[error("cannot lock the repository {}", root.display())]
+    #[error("cannot lock the repository {}", root)]
     Lock {
         root: PathBuf,
         #[source]
@@ -161,7 +172,7 @@ pub enum CellgenError {
 
     #[error(
         "{}: an interrupted cellgen left this record of a half-applied change, and it cannot be repaired: {message}. Nothing else was done; fix the cause and run cellgen again (if cellgen did not write this file, move it away: cellgen keeps its journal there)",
-        path.display()
+        path
     )]
     Recovery { path: PathBuf, message: String },
 }

@@ -83,12 +83,12 @@ impl Root {
                 Ok(meta) if meta.file_type().is_symlink() => {
                     links += 1;
                     let target = fs::read_link(&next).map_err(|source| CellgenError::Read {
-                        path: self.given.join(&walked),
+                        path: crate::paths::utf8(self.given.join(&walked)),
                         source,
                     })?;
                     if links > MAX_LINKS {
                         return Err(CellgenError::InvalidFile {
-                            path: self.given.join(rel),
+                            path: crate::paths::utf8(self.given.join(rel)),
                             message: format!(
                                 "more than {MAX_LINKS} symbolic links on the way (a loop?)"
                             ),
@@ -107,14 +107,14 @@ impl Root {
         }
         Err(match first_link {
             Some((link, target)) => CellgenError::OutsideRoot {
-                path: link,
-                target: Some(target),
-                root: self.given.clone(),
+                path: crate::paths::utf8(link),
+                target: Some(crate::paths::utf8(target)),
+                root: crate::paths::utf8(&self.given),
             },
             None => CellgenError::OutsideRoot {
-                path: rel.to_path_buf(),
+                path: crate::paths::utf8(rel),
                 target: None,
-                root: self.given.clone(),
+                root: crate::paths::utf8(&self.given),
             },
         })
     }
@@ -186,7 +186,7 @@ pub fn read_text(real: &Path, shown: &Path) -> Result<Option<Text>, CellgenError
         }
         Err(source) => {
             return Err(CellgenError::Read {
-                path: shown.to_path_buf(),
+                path: crate::paths::utf8(shown),
                 source,
             });
         }
@@ -223,7 +223,7 @@ pub fn decode(bytes: Vec<u8>, shown: &Path) -> Result<String, CellgenError> {
             .count()
             + 1;
         CellgenError::NotUtf8 {
-            path: shown.to_path_buf(),
+            path: crate::paths::utf8(shown),
             line,
             column,
             byte: at,

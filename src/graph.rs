@@ -4,6 +4,7 @@
 //! consumes it (file:line, which cells, which layers). `cellgen graph` prints it as Mermaid, DOT
 //! or text; `cellgen explain KEY` prints one key.
 
+use crate::paths::PathExt as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -247,8 +248,8 @@ fn cells_text(places: impl Iterator<Item = String>, all: usize) -> String {
 
 fn at(file: &Path, line: Option<usize>) -> String {
     match line {
-        Some(l) => format!("{}:{l}", file.display()),
-        None => file.display().to_string(),
+        Some(l) => format!("{}:{l}", file.utf8()),
+        None => file.utf8().to_string(),
     }
 }
 

@@ -21,6 +21,7 @@ pub mod keys;
 pub mod kustomize;
 pub mod lock;
 pub mod merge;
+pub mod paths;
 pub mod plan;
 pub mod progress;
 pub mod prompt;

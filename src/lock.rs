@@ -82,11 +82,11 @@ pub fn acquire(
     waiting: impl FnOnce(&str),
 ) -> Result<RepoLock, CellgenError> {
     let canonical = std::fs::canonicalize(root).map_err(|source| CellgenError::Lock {
-        root: root.to_path_buf(),
+        root: crate::paths::utf8(root),
         source,
     })?;
     let file = File::open(&canonical).map_err(|source| CellgenError::Lock {
-        root: root.to_path_buf(),
+        root: crate::paths::utf8(root),
         source,
     })?;
     let limit = wait_limit();
@@ -105,7 +105,7 @@ pub fn acquire(
                 }
                 if start.elapsed() >= limit {
                     return Err(CellgenError::Locked {
-                        root: root.to_path_buf(),
+                        root: crate::paths::utf8(root),
                         holder: holder(&file),
                         waited_secs: limit.as_secs_f64().round() as u64,
                     });
@@ -114,7 +114,7 @@ pub fn acquire(
             }
             Err(TryLockError::Error(source)) => {
                 return Err(CellgenError::Lock {
-                    root: root.to_path_buf(),
+                    root: crate::paths::utf8(root),
                     source,
                 });
             }

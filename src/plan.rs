@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use camino::{Utf8Path, Utf8PathBuf};
+
 use crate::error::CellgenError;
 use crate::fsguard::{FileStyle, Root};
 
@@ -34,7 +36,8 @@ pub enum ChangeKind {
 #[derive(Debug, Clone)]
 pub struct Plan {
     root: Root,
-    changes: BTreeMap<PathBuf, FileChange>,
+    /// Repository-relative, UTF-8: what the report, the diff and the records name.
+    changes: BTreeMap<Utf8PathBuf, FileChange>,
 }
 
 impl Plan {
@@ -52,7 +55,7 @@ impl Plan {
     /// The file as it will be after the plan: planned content, else what is on disk.
     pub fn read(&self, rel: impl AsRef<Path>) -> Result<Option<String>, CellgenError> {
         let rel = rel.as_ref();
-        match self.changes.get(rel) {
+        match Utf8Path::from_path(rel).and_then(|r| self.changes.get(r)) {
             Some(change) => Ok(change.after.clone()),
             None => self.read_on_disk(rel),
         }
@@ -90,9 +93,9 @@ impl Plan {
         }
         match self.root.resolve_traced(rel)? {
             (_, Some((link, target))) => Err(CellgenError::FluxSymlink {
-                path: rel.to_path_buf(),
-                link,
-                target,
+                path: crate::paths::utf8(rel),
+                link: crate::paths::utf8(link),
+                target: crate::paths::utf8(target),
             }),
             (_, None) => Ok(()),
         }
@@ -102,7 +105,7 @@ impl Plan {
     /// not exist for cellgen (writing it is the error that names the link).
     pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
         let rel = rel.as_ref();
-        match self.changes.get(rel) {
+        match Utf8Path::from_path(rel).and_then(|r| self.changes.get(r)) {
             Some(change) => change.after.is_some(),
             None => self
                 .root
@@ -124,27 +127,26 @@ impl Plan {
     }
 
     fn set(&mut self, rel: PathBuf, after: Option<String>) -> Result<(), CellgenError> {
-        debug_assert!(
-            crate::config::is_relative_clean(&rel.to_string_lossy()),
-            "{rel:?}"
-        );
+        // Built from the repository's UTF-8 names (see `crate::paths`).
+        let rel = crate::paths::utf8(rel);
+        debug_assert!(crate::config::is_relative_clean(rel.as_str()), "{rel:?}");
         if let Some(change) = self.changes.get_mut(&rel) {
             change.after = after;
             return Ok(());
         }
-        let real = self.root.resolve(&rel)?;
-        self.flux_guard(&rel)?;
+        let real = self.root.resolve(rel.as_std_path())?;
+        self.flux_guard(rel.as_std_path())?;
         let real = real
             .strip_prefix(self.root.canonical())
             .map(Path::to_path_buf)
-            .unwrap_or_else(|_| rel.clone());
+            .unwrap_or_else(|_| rel.clone().into_std_path_buf());
         if real.as_os_str().is_empty() {
             return Err(CellgenError::InvalidFile {
-                path: self.root().to_path_buf(),
+                path: crate::paths::utf8(self.root()),
                 message: "is the repository root; cellgen writes files, not the root itself".into(),
             });
         }
-        let (before, style) = match self.root.read(&rel)? {
+        let (before, style) = match self.root.read(rel.as_std_path())? {
             Some(text) => (Some(text.text), text.style),
             None => (None, FileStyle::default()),
         };
@@ -161,7 +163,7 @@ impl Plan {
     }
 
     /// Changes that actually change bytes, in path order.
-    pub fn summary(&self) -> Vec<(ChangeKind, &Path)> {
+    pub fn summary(&self) -> Vec<(ChangeKind, &Utf8Path)> {
         self.effective()
             .map(|(path, change)| {
                 let kind = match (&change.before, &change.after) {
@@ -182,22 +184,23 @@ impl Plan {
     pub fn planned(&self) -> impl Iterator<Item = (&Path, Option<&str>)> {
         self.changes
             .iter()
-            .map(|(path, change)| (path.as_path(), change.after.as_deref()))
+            .map(|(path, change)| (path.as_std_path(), change.after.as_deref()))
     }
 
     /// Paths the plan writes or deletes, with their contents after it (None: deleted).
     pub fn changed(&self) -> impl Iterator<Item = (&Path, Option<&str>)> {
         self.effective()
-            .map(|(path, change)| (path.as_path(), change.after.as_deref()))
+            .map(|(path, change)| (path.as_std_path(), change.after.as_deref()))
     }
 
     /// The file as it was on disk when the plan first touched it (None if it was not there or
     /// the plan has not touched it).
     pub fn original(&self, rel: impl AsRef<Path>) -> Option<Option<&str>> {
-        self.changes.get(rel.as_ref()).map(|c| c.before.as_deref())
+        let rel = Utf8Path::from_path(rel.as_ref())?;
+        self.changes.get(rel).map(|c| c.before.as_deref())
     }
 
-    fn effective(&self) -> impl Iterator<Item = (&PathBuf, &FileChange)> {
+    fn effective(&self) -> impl Iterator<Item = (&Utf8PathBuf, &FileChange)> {
         self.changes.iter().filter(|(_, c)| c.before != c.after)
     }
 
@@ -205,7 +208,6 @@ impl Plan {
     pub fn diff(&self) -> String {
         let mut out = String::new();
         for (path, change) in self.effective() {
-            let path = path.to_string_lossy();
             let before = change.before.as_deref().unwrap_or("");
             let after = change.after.as_deref().unwrap_or("");
             let old = if change.before.is_some() {
@@ -243,7 +245,7 @@ impl Plan {
     pub fn apply(&self) -> Result<(), CellgenError> {
         if !crate::lock::holds_write(self.root.canonical()) {
             return Err(CellgenError::InvalidFile {
-                path: self.root().to_path_buf(),
+                path: crate::paths::utf8(self.root()),
                 message: "internal error: a plan was applied without the repository's write lock; nothing was written".into(),
             });
         }

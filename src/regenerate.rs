@@ -37,8 +37,10 @@ pub fn existing_inputs(plan: &Plan, cell: &str) -> Result<ExistingInputs, Cellge
     }
     let record = state::load(plan, cell)?.unwrap_or_default();
     let egress = tf.join("egress.tf");
-    let egress_gateway =
-        plan.exists(&egress) || record.files.contains_key(egress.to_string_lossy().as_ref());
+    let egress_gateway = plan.exists(&egress)
+        || record
+            .files
+            .contains_key(crate::paths::utf8(&egress).as_str());
     let kubernetes_version = plan
         .read(tf.join("terraform.tfvars"))?
         .and_then(|text| hcl::parse_body(&text).ok())
@@ -72,7 +74,7 @@ pub fn existing_components(
         };
         crate::yaml_depth::check_file(&text, &path)?;
         let refs = yaml::flux_components(&text).map_err(|e| CellgenError::InvalidFile {
-            path: path.clone(),
+            path: crate::paths::utf8(&path),
             message: e.to_string(),
         })?;
         let names = refs
@@ -81,7 +83,7 @@ pub fn existing_components(
             .filter_map(|resolved| {
                 let rest = resolved.strip_prefix(COMPONENTS_DIR).ok()?;
                 match rest.components().next()? {
-                    PathPart::Normal(name) => Some(name.to_string_lossy().into_owned()),
+                    PathPart::Normal(name) => Some(crate::paths::utf8(name).into_string()),
                     _ => None,
                 }
             })
@@ -211,7 +213,7 @@ pub fn plan_cell_files(
     let mut files: BTreeMap<String, FileRecord> = BTreeMap::new();
     let mut outcome = Regenerated::default();
     for (path, after) in wanted {
-        let key = path.to_string_lossy().into_owned();
+        let key = crate::paths::utf8(&path).into_string();
         let entry = previous.files.get(&key);
         let current = plan.read(&path)?;
         let record = |text: &str| match entry {

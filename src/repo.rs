@@ -38,14 +38,14 @@ impl Repo {
 
     /// Reads `root`'s cellgen.yaml (which must not be a link out of `root`).
     pub fn open(root: &Path) -> Result<Repo, CellgenError> {
-        let path = root.join(CONFIG_FILE);
         let text = Root::new(root)
             .read(Path::new(CONFIG_FILE))?
             .map(|t| t.text)
             .ok_or_else(|| CellgenError::NotARepository {
-                start: root.to_path_buf(),
+                start: crate::paths::utf8(root),
             })?;
-        let config = Config::parse(&text, &path)?;
+        // Messages name files relative to the repository root, as findings do.
+        let config = Config::parse(&text, Path::new(CONFIG_FILE))?;
         Ok(Repo {
             root: root.to_path_buf(),
             config,
@@ -55,7 +55,7 @@ impl Repo {
 
     pub fn discover(start: &Path) -> Result<Repo, CellgenError> {
         let root = Repo::find_root(start).ok_or_else(|| CellgenError::NotARepository {
-            start: start.to_path_buf(),
+            start: crate::paths::utf8(start),
         })?;
         Repo::open(&root)
     }
@@ -80,17 +80,30 @@ pub fn list_dirs(dir: &Path) -> Result<Vec<String>, CellgenError> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
             return Err(CellgenError::Read {
-                path: dir.to_path_buf(),
+                path: crate::paths::utf8(dir),
                 source,
             });
         }
     };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| !n.starts_with('.'))
-        .collect();
+    let mut names: Vec<String> = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        if name.as_encoded_bytes().starts_with(b".") || !entry.path().is_dir() {
+            continue;
+        }
+        // A cell or component whose name is not UTF-8 cannot be named in a message or record:
+        // an error naming it, never a directory silently left out.
+        match name.into_string() {
+            Ok(name) => names.push(name),
+            Err(name) => {
+                return Err(CellgenError::NotUtf8Path {
+                    what: "the directory",
+                    path: dir.join(name).to_string_lossy().into_owned(),
+                    fix: "Rename it (cell and component names are lowercase ASCII) or move it out of the repository",
+                });
+            }
+        }
+    }
     names.sort();
     Ok(names)
 }

@@ -8,6 +8,7 @@
 //! line, which yaml-language-server (VS Code, Neovim, Helix, ...) resolves from the file's own
 //! directory. Draft 7: the newest draft yaml-language-server supports in full.
 
+use crate::paths::PathExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use schemars::generate::SchemaSettings;
@@ -68,7 +69,7 @@ impl SchemaFile {
     pub fn modeline(self, file: &Path) -> String {
         format!(
             "{MODELINE_PREFIX}{}",
-            relative_to(file.parent().unwrap_or(Path::new("")), &self.path()).display()
+            relative_to(file.parent().unwrap_or(Path::new("")), &self.path()).utf8()
         )
     }
 }

@@ -3,6 +3,7 @@
 //! layer built and substituted in strict mode. `cellgen values` prints the sample; `cellgen diff`
 //! compares two snapshots.
 
+use crate::paths::PathExt as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -161,7 +162,7 @@ impl Snapshot {
             Ok(loaded) => loaded.components(),
             Err(e) => {
                 return Err(CellgenError::InvalidFile {
-                    path: e.file,
+                    path: crate::paths::utf8(e.file),
                     message: e.message,
                 });
             }
@@ -181,8 +182,8 @@ impl Snapshot {
             Ok(loaded) => loaded,
             Err(e) => {
                 let message = match e.line {
-                    Some(line) => format!("{}:{line}: {}", e.file.display(), e.message),
-                    None => format!("{}: {}", e.file.display(), e.message),
+                    Some(line) => format!("{}:{line}: {}", e.file.utf8(), e.message),
+                    None => format!("{}: {}", e.file.utf8(), e.message),
                 };
                 return (Err(message), BTreeMap::new());
             }
@@ -210,7 +211,7 @@ impl Snapshot {
                 invalid.name.clone(),
                 Err(format!(
                     "{}: Flux Kustomization `{}` cannot be read: {}",
-                    invalid.file.display(),
+                    invalid.file.utf8(),
                     invalid.name,
                     invalid.message
                 )),
@@ -234,7 +235,7 @@ impl Snapshot {
                         Err(e) => Err(format!(
                             "{} (an object from {})",
                             e.flux_message(),
-                            resource.origin.display()
+                            resource.origin.utf8()
                         )),
                     })
                     .collect(),

@@ -5,6 +5,7 @@
 //! The facts come from rendering the stack templates themselves (with and without the egress
 //! gateway), never from a hand-kept list, so they follow the templates.
 
+use crate::paths::PathExt as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -92,8 +93,10 @@ fn planned_tf_files(plan: &Plan, cell: &str) -> Result<Vec<PathBuf>, CellgenErro
         }
     }
     for (kind, path) in plan.summary() {
-        if kind != ChangeKind::Delete && path.parent() == Some(dir.as_path()) {
-            files.insert(path.to_path_buf());
+        if kind != ChangeKind::Delete
+            && path.parent().map(camino::Utf8Path::as_std_path) == Some(dir.as_path())
+        {
+            files.insert(path.as_std_path().to_path_buf());
         }
     }
     Ok(files
@@ -112,7 +115,7 @@ pub fn check_addresses(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
             continue;
         };
         let body = hcl::parse_body(&text).map_err(|e| CellgenError::InvalidFile {
-            path: path.clone(),
+            path: crate::paths::utf8(&path),
             message: format!(
                 "{e}; cellgen checks that no two blocks of the stack share an address, and cannot read this file"
             ),
@@ -120,12 +123,12 @@ pub fn check_addresses(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
         for d in syntax::declared(&text, &body) {
             if let Some((first, line)) = seen.get(&d.address) {
                 return Err(CellgenError::InvalidFile {
-                    path: path.clone(),
+                    path: crate::paths::utf8(&path),
                     message: format!(
                         "line {}: declares `{}`, which {}:{line} declares too; Terraform refuses two blocks with one address. Rename one of them (a component's files and addresses follow its name)",
                         d.line,
                         d.address,
-                        first.display()
+                        first.utf8()
                     ),
                 });
             }

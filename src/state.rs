@@ -204,7 +204,7 @@ pub fn sha256(text: &str) -> String {
 
 fn parse(text: &str, path: PathBuf) -> Result<CellRecord, CellgenError> {
     serde_json::from_str(text).map_err(|err| CellgenError::InvalidFile {
-        path,
+        path: crate::paths::utf8(path),
         message: format!("not a cellgen record ({err}); delete it to let cellgen regenerate it"),
     })
 }
@@ -260,14 +260,14 @@ pub fn save(plan: &mut Plan, cell: &str, record: CellRecord) -> Result<(), Cellg
 
 /// Whether `path` is one of the files of `cell` (its Flux directory or its Terraform stack).
 pub fn in_cell(path: &Path, cell: &str) -> bool {
-    crate::config::is_relative_clean(&path.to_string_lossy())
+    crate::paths::try_utf8(path).is_some_and(|p| crate::config::is_relative_clean(p.as_str()))
         && (path.starts_with(cell_flux_dir(cell)) || path.starts_with(cell_terraform_dir(cell)))
 }
 
 /// Whether `path` can be one of the repository's own generated files: outside every cell, and
 /// neither cellgen.yaml (edited in place, never regenerated) nor `.cellgen/`.
 pub fn in_repository(path: &Path) -> bool {
-    crate::config::is_relative_clean(&path.to_string_lossy())
+    crate::paths::try_utf8(path).is_some_and(|p| crate::config::is_relative_clean(p.as_str()))
         && !path.starts_with(crate::repo::CELLS_DIR)
         && !path.starts_with(crate::repo::TERRAFORM_CELLS_DIR)
         && !path.starts_with(".cellgen")
@@ -293,7 +293,7 @@ fn tracked(
     changed: Vec<(PathBuf, Option<String>)>,
 ) -> Result<BTreeMap<String, FileRecord>, CellgenError> {
     for (path, after) in changed {
-        let key = path.to_string_lossy().into_owned();
+        let key = crate::paths::utf8(&path).into_string();
         match files.get(&key) {
             Some(entry) => {
                 let on_disk = plan.read_on_disk(&path)?;

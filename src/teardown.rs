@@ -5,6 +5,7 @@
 //! in order, how to tear the cell down; `remove-component` says the same for one component that
 //! owns cloud resources. Steps are data; the commands print them.
 
+use crate::paths::PathExt as _;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -66,7 +67,7 @@ pub struct Removal {
 
 fn invalid(path: impl Into<PathBuf>, message: impl Into<String>) -> CellgenError {
     CellgenError::InvalidFile {
-        path: path.into(),
+        path: crate::paths::utf8(path.into()),
         message: message.into(),
     }
 }
@@ -78,7 +79,7 @@ fn files_under(root: &Path, dir: &Path, skip: &[&str]) -> Result<Vec<PathBuf>, C
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
             return Err(CellgenError::Read {
-                path: root.join(dir),
+                path: crate::paths::utf8(root.join(dir)),
                 source,
             });
         }
@@ -94,7 +95,7 @@ fn files_under(root: &Path, dir: &Path, skip: &[&str]) -> Result<Vec<PathBuf>, C
         let rel = dir.join(&name);
         let meta =
             std::fs::symlink_metadata(entry.path()).map_err(|source| CellgenError::Read {
-                path: entry.path(),
+                path: crate::paths::utf8(entry.path()),
                 source,
             })?;
         if meta.is_dir() {
@@ -207,9 +208,9 @@ pub fn remove_cell(
         )?);
         removal.nothing = Some(format!(
             "there is no cell `{cell}` (nothing under {}, {} or {}).{}",
-            flux_dir.display(),
-            tf_dir.display(),
-            record.display(),
+            flux_dir.utf8(),
+            tf_dir.utf8(),
+            record.utf8(),
             crate::suggest::hint(cell, names.iter().map(String::as_str))
         ));
         return Ok(removal);
@@ -308,7 +309,7 @@ fn refuse_live_local_state(plan: &Plan, dir: &Path) -> Result<(), CellgenError> 
             path,
             format!(
                 "still lists {live} resource(s): run `terraform -chdir={} destroy` first; --terraform-destroyed removes the stack only once nothing is left in it",
-                dir.display()
+                dir.utf8()
             ),
         ));
     }

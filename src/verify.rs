@@ -50,7 +50,7 @@ const ADDRESS: &str = "kubernetes_config_map_v1.cell_metadata";
 
 fn invalid(file: &Path, message: impl Into<String>) -> CellgenError {
     CellgenError::InvalidFile {
-        path: file.to_path_buf(),
+        path: crate::paths::utf8(file),
         message: message.into(),
     }
 }

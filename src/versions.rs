@@ -9,6 +9,7 @@
 //! the shared definition and no cell keeps an entry: the repository converges back to a single
 //! definition.
 
+use crate::paths::PathExt as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -57,15 +58,15 @@ impl Chart {
 
     pub fn location(&self) -> String {
         match self.line {
-            Some(line) => format!("{}:{line}", self.file.display()),
-            None => self.file.display().to_string(),
+            Some(line) => format!("{}:{line}", self.file.utf8()),
+            None => self.file.utf8().to_string(),
         }
     }
 }
 
 fn invalid(path: impl Into<PathBuf>, message: impl Into<String>) -> CellgenError {
     CellgenError::InvalidFile {
-        path: path.into(),
+        path: crate::paths::utf8(path.into()),
         message: message.into(),
     }
 }
@@ -151,7 +152,7 @@ pub fn locate(plan: &Plan, component: &Component) -> Result<Chart, CellgenError>
                     format!(
                         "{} ({})",
                         str_at(d, &["metadata", "name"]).unwrap_or("?"),
-                        f.display()
+                        f.utf8()
                     )
                 })
                 .collect();

@@ -206,6 +206,48 @@ fn force_keeps_each_kind_of_edited_file_regenerates_the_rest_and_a_second_run_ch
     }
 }
 
+/// Issue 12: "Nothing to change." followed by "kept ..." contradicted itself. The kept files come
+/// first, then the line that says nothing else changed; a dry run's notes stay off the diff.
+#[test]
+fn force_that_only_keeps_files_says_so_once() {
+    let dir = temp_dir();
+    let root = dir.path();
+    setup(root);
+    let cni = rel("terraform/cells/<cell>/cni.tf");
+    let edited = format!("# ours\n{}", read(&root.join(&cni)));
+    fs::write(root.join(&cni), &edited).unwrap();
+    let before = tree_hash(root);
+    let stdout = force(root, &[]);
+    assert_tree_unchanged(&before, &tree_hash(root), "--force keeping the only edit");
+    assert!(!stdout.contains("Nothing to change"), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!("     kept  {cni} (you changed it; delete it and run again to regenerate)")
+                .as_str(),
+            "Nothing else to change."
+        ],
+        "{stdout}"
+    );
+
+    let out = cellgen()
+        .arg("-C")
+        .arg(root)
+        .args(["new", PROD, "--force", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "the diff is empty"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("kept  {cni}")), "{stderr}");
+    assert!(stderr.ends_with("Nothing else to change.\n"), "{stderr}");
+}
+
 #[test]
 fn force_with_a_new_component_adds_it_to_kept_files_too() {
     let dir = temp_dir();
@@ -221,7 +263,19 @@ fn force_with_a_new_component_adds_it_to_kept_files_too() {
         text.contains("components/metrics-server/controllers"),
         "{text}"
     );
-    assert!(stdout.contains("kept"), "{stdout}");
+    // One line for the file, saying both what happened and why: not "updated" and "kept".
+    let layer = rel("cells/<cell>/controllers.yaml");
+    assert!(
+        stdout.contains(&format!(
+            "updated  {layer} (you changed it: the new components were added to it"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(&format!("kept  {layer}")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("Added metrics-server to cell {PROD}.")),
+        "{stdout}"
+    );
     assert_cell_complete(root);
     let after = tree_hash(root);
     force(root, &["--components", "metrics-server"]);

@@ -457,7 +457,9 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
     let before = work_tree(root);
     let (code, stdout, stderr) = upgrade(root, &[]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(stdout.starts_with("Nothing to change."), "{stdout}");
+    assert!(stdout.starts_with("Nothing to change"), "{stdout}");
+    // Not "Nothing to change." and then "Upgraded to cellgen ..." (issue 12).
+    assert!(!stdout.contains("Upgraded"), "{stdout}");
     assert_tree_unchanged(&before, &work_tree(root), "a second upgrade");
 }
 
@@ -606,5 +608,39 @@ fn a_state_bucket_without_its_region_is_named() {
     for cell in [DEV, STAGING, PROD] {
         let backend = read(&root.join(format!("terraform/cells/{cell}/backend.tf")));
         assert!(backend.contains("\"acme-tf-state\"\n"), "{backend}");
+    }
+}
+
+/// A repository this cellgen just made, by `init` alone or with cells and components, is up to
+/// date: `upgrade` writes nothing and says so in one line (issue 12: `init` left the repository
+/// record to the first `upgrade`, which then reported "Upgraded" for it).
+#[test]
+fn a_repository_this_cellgen_made_needs_no_upgrade() {
+    let dir = temp_dir();
+    let root = dir.path();
+    let out = cellgen()
+        .arg("-C")
+        .arg(root)
+        .args(["init", "--git-url", support::GIT_URL])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for step in 0..2 {
+        let before = work_tree(root);
+        let (code, stdout, stderr) = upgrade(root, &[]);
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        assert!(
+            stdout.starts_with("Nothing to change: the repository is up to date with cellgen"),
+            "step {step}:\n{stdout}"
+        );
+        assert!(!stdout.contains("Upgraded"), "{stdout}");
+        assert_tree_unchanged(&before, &work_tree(root), "upgrade of a new repository");
+        if step == 0 {
+            new_cell(root, &[PROD, "--components", "karpenter"]);
+        }
     }
 }

@@ -21,7 +21,7 @@ fn invalid(path: &Path, text: &str, needle: &str, message: String) -> CellgenErr
         .map(|l| format!("line {l}: "))
         .unwrap_or_default();
     CellgenError::InvalidFile {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path),
         message: format!("{line}{message}"),
     }
 }

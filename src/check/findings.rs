@@ -31,13 +31,47 @@ pub struct Place {
     pub layer: Option<String>,
 }
 
+/// Every finding code `check` reports, with its severity: the one list the README's table of what
+/// `check` catches is tested against. A code not listed here fails any test that reports it.
+pub const CODES: &[(&str, Severity)] = &[
+    ("missing-key", Severity::Error),
+    ("bad-substitution", Severity::Error),
+    ("flux-schema", Severity::Error),
+    ("unknown-dependency", Severity::Error),
+    ("dependency-cycle", Severity::Error),
+    ("missing-source", Severity::Error),
+    ("missing-namespace", Severity::Error),
+    ("substitute-namespace", Severity::Error),
+    ("optional-cell-metadata", Severity::Error),
+    ("unsupported-field", Severity::Error),
+    ("uncontracted-key", Severity::Error),
+    ("schema-mismatch", Severity::Error),
+    ("invalid-key-name", Severity::Error),
+    ("secret-value", Severity::Error),
+    ("bad-component", Severity::Error),
+    ("build-failed", Severity::Error),
+    ("invalid-cell", Severity::Error),
+    ("missing-metadata", Severity::Error),
+    ("invalid-metadata", Severity::Error),
+    ("no-substitute-from", Severity::Error),
+    ("overlapping-vpc-cidr", Severity::Error),
+    ("invalid-vpc-cidr", Severity::Error),
+    ("conflict-marker", Severity::Error),
+    ("unseen-source", Severity::Warning),
+    ("not-rendered", Severity::Warning),
+    ("unused-key", Severity::Warning),
+    // `verify` only: a real ConfigMap against the contract.
+    ("cell-mismatch", Severity::Error),
+    ("not-identifier", Severity::Error),
+];
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the rule, e.g. `missing-key`.
     pub code: &'static str,
     /// Repository-relative file the finding points at.
-    pub file: PathBuf,
+    pub file: camino::Utf8PathBuf,
     pub line: Option<usize>,
     pub message: String,
     /// Sorted, without duplicates; empty for findings about the repository as a whole.
@@ -50,7 +84,7 @@ impl Serialize for Finding {
         struct Json<'a> {
             severity: Severity,
             code: &'a str,
-            file: &'a PathBuf,
+            file: &'a camino::Utf8PathBuf,
             line: Option<usize>,
             message: &'a str,
             cells: Vec<&'a str>,
@@ -78,10 +112,24 @@ impl Finding {
         line: Option<usize>,
         message: impl Into<String>,
     ) -> Finding {
+        Finding::new(Severity::Error, code, file, line, message)
+    }
+
+    fn new(
+        severity: Severity,
+        code: &'static str,
+        file: impl Into<PathBuf>,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Finding {
+        debug_assert!(
+            CODES.contains(&(code, severity)),
+            "finding code `{code}` ({severity:?}) is not in check::findings::CODES (and the README)"
+        );
         Finding {
-            severity: Severity::Error,
+            severity,
             code,
-            file: file.into(),
+            file: crate::paths::utf8(file.into()),
             line,
             message: message.into(),
             places: Vec::new(),
@@ -94,10 +142,7 @@ impl Finding {
         line: Option<usize>,
         message: impl Into<String>,
     ) -> Finding {
-        Finding {
-            severity: Severity::Warning,
-            ..Finding::error(code, file, line, message)
-        }
+        Finding::new(Severity::Warning, code, file, line, message)
     }
 
     /// The finding in `cell` (replacing any place it had).
@@ -138,8 +183,8 @@ impl Finding {
 
     pub fn location(&self) -> String {
         match self.line {
-            Some(line) => format!("{}:{line}", self.file.display()),
-            None => self.file.display().to_string(),
+            Some(line) => format!("{}:{line}", self.file),
+            None => self.file.to_string(),
         }
     }
 
@@ -177,7 +222,15 @@ impl Finding {
         }
     }
 
-    fn key(&self) -> (Severity, &PathBuf, Option<usize>, &'static str, &str) {
+    fn key(
+        &self,
+    ) -> (
+        Severity,
+        &camino::Utf8PathBuf,
+        Option<usize>,
+        &'static str,
+        &str,
+    ) {
         (
             self.severity,
             &self.file,
@@ -289,7 +342,7 @@ mod tests {
 
     #[test]
     fn scope_per_cell_when_layers_differ() {
-        let mut f = Finding::error("x", "f", None, "m");
+        let mut f = Finding::error("missing-key", "f", None, "m");
         f.places = vec![
             place("a", Some("apps")),
             place("a", Some("configs")),

@@ -79,10 +79,7 @@ impl Report {
             };
             if shown[i] < ANNOTATIONS_PER_STEP {
                 shown[i] += 1;
-                let mut props = vec![format!(
-                    "file={}",
-                    escape_property(&f.file.to_string_lossy())
-                )];
+                let mut props = vec![format!("file={}", escape_property(f.file.as_str()))];
                 if let Some(line) = f.line {
                     props.push(format!("line={line}"));
                 }

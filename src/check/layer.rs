@@ -2,6 +2,7 @@
 //! where it substitutes from), its build, and every object's substitution, each at the source
 //! line a person has to edit.
 
+use crate::paths::PathExt as _;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -341,12 +342,12 @@ fn component_message(error: &BuildError) -> String {
     match error {
         BuildError::MissingComponent { path } => format!(
             "{} does not exist (paths are relative to the layer's spec.path; `ignoreMissingComponents: true` would skip it)",
-            path.display()
+            path.utf8()
         ),
         BuildError::NotAComponent { path, kind } => {
             format!(
                 "{} is not a Kustomize Component (kind: {kind})",
-                path.display()
+                path.utf8()
             )
         }
         other => other.to_string(),

@@ -1,6 +1,7 @@
 //! Cells are routed to each other, so no two cells' VPC blocks may overlap. Each cell records its
-//! block as `vpc_cidr` in terraform/cells/<cell>/terraform.tfvars (see `cidr`).
+//! block as `vpc_cidr` in `terraform/cells/<cell>/terraform.tfvars` (see `cidr`).
 
+use crate::paths::PathExt as _;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -48,7 +49,7 @@ pub fn check(root: &Path, all: &[String], checked: &[String], findings: &mut Vec
 
 fn location(recorded: &CellCidr) -> String {
     match recorded.line {
-        Some(line) => format!("{}:{line}", recorded.file.display()),
-        None => recorded.file.display().to_string(),
+        Some(line) => format!("{}:{line}", recorded.file.utf8()),
+        None => recorded.file.utf8().to_string(),
     }
 }

@@ -1,5 +1,5 @@
 //! The ConfigMap carries identifiers only. A key is a `secret-value` when its value is built
-//! from a secret anywhere in the cell's stack (traced by [`taint`]: sensitive provider
+//! from a secret anywhere in the cell's stack (traced by `taint`: sensitive provider
 //! attributes, sensitive variables, `sensitive()`, secret-looking literals, through locals,
 //! variables, arguments, templates and functions), when its name says it holds one, or when its
 //! literal value looks like one.

@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -11,7 +12,7 @@ use crate::repo::Repo;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let overrides = match &args.render.values {
         Some(path) => super::read_values(path)?,
         None => Default::default(),
@@ -62,7 +63,7 @@ fn write_step_summary(report: &check::Report) -> Result<()> {
         .with_context(|| {
             format!(
                 "cannot write the job summary to $GITHUB_STEP_SUMMARY ({})",
-                std::path::Path::new(&path).display()
+                std::path::Path::new(&path).utf8()
             )
         })
 }

@@ -11,7 +11,7 @@ use crate::state;
 use crate::templates::Templates;
 
 pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
@@ -36,7 +36,7 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
         return Ok(());
     }
     crate::schema::refresh(&mut plan)?;
-    super::finish(&plan, args.dry_run)?;
+    super::finish(&plan, &[], args.dry_run)?;
     report(&outcome, "Added", "to", &cell.name, args.dry_run);
     if !args.dry_run {
         println!(
@@ -49,7 +49,7 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
 }
 
 pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
@@ -65,7 +65,7 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
         return Ok(());
     }
     crate::schema::refresh(&mut plan)?;
-    super::finish(&plan, args.dry_run)?;
+    super::finish(&plan, &[], args.dry_run)?;
     report(&outcome, "Removed", "from", &cell.name, args.dry_run);
     if !args.dry_run {
         let component = catalog.get(&args.name)?;

@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -13,13 +14,15 @@ use crate::scaffold::{self, RepoSettings};
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
-    if let Some(root) = Repo::find_root(&session.start) {
+    if let Some(root) = Repo::find_root(session.start.as_std_path()) {
         return adopt_schemas(&root, args.dry_run);
     }
-    let mut plan = Plan::new(&session.start);
+    let mut plan = Plan::new(session.start.as_std_path());
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
-    super::finish(&plan, args.dry_run)?;
-    print_kept(&kept, plan.root());
+    // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
+    // not report an upgrade that only writes it).
+    crate::state::track_repository(&mut plan)?;
+    super::finish(&plan, &scaffold_kept(&kept, plan.root()), args.dry_run)?;
     if !args.dry_run {
         println!(
             "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."
@@ -115,23 +118,30 @@ pub struct Kept {
     pub skipped: Vec<scaffold::Skipped>,
 }
 
-/// Scaffold paths that were there already: cellgen did not create them, so it does not replace
-/// them (nor add files to a directory that was there); and what it did not create for that.
-pub fn print_kept(kept: &Kept, root: &Path) {
+/// Why a scaffold file that was there already is kept: cellgen did not create it, so it does
+/// not replace it.
+pub const ALREADY_THERE: &str =
+    "it was already there; cellgen does not replace a file it did not create";
+
+/// Scaffold paths that were there already, for the command's report: cellgen did not create
+/// them, so it does not replace them (nor add files to a directory that was there); and what it
+/// did not create for that.
+pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
+    let mut out = Vec::new();
     for path in &kept.kept {
-        if root.join(path).is_dir() {
-            println!(
-                "  {:>7}  {}/ (it was already there: cellgen adds no file to it, since that would change what Flux builds from it)",
-                "kept",
-                path.display()
-            );
+        let dir = root.join(path).is_dir();
+        let why = if dir {
+            "it was already there: cellgen adds no file to it, since that would change what Flux builds from it"
         } else {
-            println!(
-                "  {:>7}  {} (it was already there; cellgen does not replace a file it did not create)",
-                "kept",
-                path.display()
-            );
-        }
+            ALREADY_THERE
+        };
+        out.push(super::Kept {
+            word: "kept",
+            path: path.clone(),
+            shown: format!("{}{}", path.utf8(), if dir { "/" } else { "" }),
+            why: why.to_string(),
+            edited: why.to_string(),
+        });
     }
     for skipped in &kept.skipped {
         let needed = if skipped.needed_by.is_empty() {
@@ -142,7 +152,7 @@ pub fn print_kept(kept: &Kept, root: &Path) {
                 skipped
                     .needed_by
                     .iter()
-                    .map(|p| p.display().to_string())
+                    .map(|p| p.utf8().to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
                 if skipped.needed_by.len() == 1 {
@@ -152,13 +162,19 @@ pub fn print_kept(kept: &Kept, root: &Path) {
                 }
             )
         };
-        println!(
-            "  {:>7}  {} (not created: {}{needed}): create that in your layer (`cellgen init --dry-run` in an empty directory prints cellgen's version), or `cellgen check` reports what is missing",
-            "skipped",
-            skipped.path.display(),
+        let why = format!(
+            "not created: {}{needed}; create that in your layer (`cellgen init --dry-run` in an empty directory prints cellgen's version), or `cellgen check` reports what is missing",
             skipped.objects.join(", ")
         );
+        out.push(super::Kept {
+            word: "skipped",
+            path: skipped.path.clone(),
+            shown: skipped.path.utf8().to_string(),
+            why: why.clone(),
+            edited: why,
+        });
     }
+    out
 }
 
 /// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:
@@ -174,16 +190,16 @@ fn adopt_schemas(root: &Path, dry_run: bool) -> Result<()> {
     if plan.is_empty() {
         println!(
             "{} is already a cellgen repository ({}); nothing to do.",
-            root.display(),
+            root.utf8(),
             CONFIG_FILE
         );
         return Ok(());
     }
     println!(
         "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
-        root.display()
+        root.utf8()
     );
-    super::finish(&plan, dry_run)
+    super::finish(&plan, &[], dry_run)
 }
 
 fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Path) -> Result<String> {

@@ -10,7 +10,7 @@ use crate::state;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
@@ -73,7 +73,7 @@ pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
     }
     state::track_all_edits(&mut plan, "")?;
     crate::schema::refresh(&mut plan)?;
-    super::finish(&plan, dry_run)?;
+    super::finish(&plan, &[], dry_run)?;
     if !dry_run && !plan.is_empty() {
         println!("\n{done}");
     }

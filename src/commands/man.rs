@@ -25,14 +25,18 @@ pub fn run(session: &Session, args: ManArgs) -> Result<()> {
     collect_pages(command, &mut pages)?;
     // The pages are written like any other change: all or none, and again only if they differ,
     // under the lock of the directory they go to.
-    let dir = session.start.join(dir);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let _lock = crate::lock::acquire(&dir, crate::lock::Access::Write, |_| {})?;
+    let dir = crate::paths::from_user(
+        &session.start.as_std_path().join(dir),
+        "the directory",
+        "Pass --out-dir a directory whose path is UTF-8",
+    )?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir}"))?;
+    let _lock = crate::lock::acquire(dir.as_std_path(), crate::lock::Access::Write, |_| {})?;
     let mut plan = Plan::new(dir);
     for (name, page) in pages {
         plan.write(name, page)?;
     }
-    super::finish(&plan, false)
+    super::finish(&plan, &[], false)
 }
 
 /// `(file name, roff)` of the command and of every subcommand under it.

@@ -1,5 +1,6 @@
 //! One module per verb: resolve input (flags, prompts, the repository), call the core, print.
 
+use crate::paths::PathExt as _;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -32,7 +33,8 @@ mod verify;
 /// What every command gets: where it runs, how it may ask questions, and the repository lock it
 /// holds for as long as it runs.
 pub struct Session {
-    pub start: PathBuf,
+    /// Where the command runs: the current directory, or `-C`; UTF-8 (checked in `run`).
+    pub start: camino::Utf8PathBuf,
     pub prompter: Box<dyn Prompter>,
     pub lock: Option<RepoLock>,
 }
@@ -87,8 +89,8 @@ pub fn lock_repository(start: &std::path::Path, access: Access) -> Result<RepoLo
             };
             if done.rolled_back {
                 eprintln!(
-                    "cellgen: {who} was interrupted before it had written all its changes; rolled back {} planned change(s): the repository is as it was before it.",
-                    done.changes
+                    "cellgen: {who} was interrupted before it had written all its changes; rolled back {}: the repository is as it was before it.",
+                    crate::check::findings::plural(done.changes, "planned change")
                 );
             } else {
                 eprintln!(
@@ -109,13 +111,34 @@ fn waiting(holder: &str) {
 
 pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    // Paths enter cellgen here (and in directory listings): UTF-8 from then on, or an error
+    // naming the path, never a lossy path in a message or a record.
+    let relative = cli.directory.as_ref().is_none_or(|d| d.is_relative());
+    if relative && cwd.to_str().is_none() {
+        return Err(crate::error::CellgenError::NotUtf8Path {
+            what: "the current directory",
+            path: cwd.to_string_lossy().into_owned(),
+            fix: "Run cellgen from a directory whose path is UTF-8, or pass -C with one",
+        }
+        .into());
+    }
     let start = match cli.directory {
+        Some(dir) if dir.to_str().is_none() => {
+            return Err(crate::error::CellgenError::InvalidFlag {
+                flag: "-C".into(),
+                reason: format!(
+                    "`{}` is not valid UTF-8 (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only, so that every message and record names a path exactly; pass a directory whose path is UTF-8",
+                    dir.to_string_lossy()
+                ),
+            }
+            .into());
+        }
         Some(dir) => {
             let dir = cwd.join(dir);
             if !dir.is_dir() {
                 return Err(crate::error::CellgenError::InvalidFlag {
                     flag: "-C".into(),
-                    reason: format!("{} is not a directory", dir.display()),
+                    reason: format!("{} is not a directory", dir.utf8()),
                 }
                 .into());
             }
@@ -123,8 +146,10 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         None => cwd,
     };
+    // UTF-8: checked above.
+    let start = crate::paths::utf8(start);
     let lock = match access(&cli.command) {
-        Some(access) => Some(lock_repository(&start, access)?),
+        Some(access) => Some(lock_repository(start.as_std_path(), access)?),
         None => None,
     };
     let mut session = Session {
@@ -182,26 +207,86 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
     }
 }
 
-/// Prints the dry-run diff, or applies the plan and lists what changed.
-pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
+/// A file a command leaves as it is although it would have written it, and why: reported with
+/// the changes, so the output says once what changed and what did not. A kept file the command
+/// still edits (a component added to a layer file the user changed) is reported once, as
+/// updated, with `edited` saying why it was not regenerated.
+pub struct Kept {
+    /// `kept`, or `skipped` for a file not created because of what was kept.
+    pub word: &'static str,
+    pub path: PathBuf,
+    /// The path as shown (a directory with its `/`).
+    pub shown: String,
+    pub why: String,
+    pub edited: String,
+}
+
+impl Kept {
+    pub fn all(paths: &[PathBuf], why: &str, edited: &str) -> Vec<Kept> {
+        paths
+            .iter()
+            .map(|path| Kept {
+                word: "kept",
+                path: path.clone(),
+                shown: path.utf8().to_string(),
+                why: why.to_string(),
+                edited: edited.to_string(),
+            })
+            .collect()
+    }
+}
+
+/// Prints the dry-run diff, or applies the plan; then one report: each file changed, each file
+/// kept (and why), and a last line only when that list says nothing was written. A dry run's
+/// diff alone is on stdout (so it can be saved as a patch); its notes go to stderr.
+pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
     if dry_run {
         print!("{}", crate::color::diff(&plan.diff()));
-        if plan.is_empty() {
-            eprintln!("Nothing to change.");
-        } else {
-            eprintln!("Dry run: nothing was written.");
+        let changed: Vec<_> = plan.summary().into_iter().map(|(_, p)| p).collect();
+        for k in kept {
+            if changed.iter().any(|p| p.as_std_path() == k.path) {
+                eprintln!("  {:>7}  {} ({})", "edited", k.shown, k.edited);
+            } else {
+                eprintln!("{}", kept_line(k));
+            }
         }
+        eprintln!("{}", closing(plan.is_empty(), kept.is_empty(), true));
         return Ok(());
+    }
+    if !plan.is_empty() {
+        plan.apply()?;
+    }
+    let summary = plan.summary();
+    for (kind, path) in &summary {
+        match kept.iter().find(|k| k.path == *path) {
+            Some(k) => println!("  {}  {} ({})", crate::color::change(*kind), path, k.edited),
+            None => println!("  {}  {}", crate::color::change(*kind), path),
+        }
+    }
+    for k in kept
+        .iter()
+        .filter(|k| !summary.iter().any(|(_, p)| *p == k.path))
+    {
+        println!("{}", kept_line(k));
     }
     if plan.is_empty() {
-        println!("Nothing to change.");
-        return Ok(());
-    }
-    plan.apply()?;
-    for (kind, path) in plan.summary() {
-        println!("  {}  {}", crate::color::change(kind), path.display());
+        println!("{}", closing(true, kept.is_empty(), false));
     }
     Ok(())
+}
+
+fn kept_line(kept: &Kept) -> String {
+    format!("  {:>7}  {} ({})", kept.word, kept.shown, kept.why)
+}
+
+/// The line that ends a report: never "nothing to change" above a list of kept files.
+fn closing(empty: bool, none_kept: bool, dry_run: bool) -> &'static str {
+    match (empty, none_kept, dry_run) {
+        (true, true, _) => "Nothing to change.",
+        (true, false, _) => "Nothing else to change.",
+        (false, _, true) => "Dry run: nothing was written.",
+        (false, _, false) => "",
+    }
 }
 
 /// The cell a command is about: `--cell`, else the one whose directory we are in, else the only
@@ -262,20 +347,19 @@ pub fn resolve_cell(
 /// Variables from a YAML file: a ConfigMap's `data`, or a plain `key: value` map.
 pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<String, String>> {
     use crate::error::CellgenError;
+    // A path given on the command line enters here (`--values`, `--from`).
+    let path = crate::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
+    let path = path.as_std_path();
     let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path),
         source,
     })?;
     crate::yaml_depth::check_file(&text, path)?;
     let value: yaml_serde::Value =
         yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
-            path: path.to_path_buf(),
-            message: format!(
-                "{}not valid YAML: {e}",
-                e.location()
-                    .map(|l| format!("line {}: ", l.line()))
-                    .unwrap_or_default()
-            ),
+            path: crate::paths::utf8(path),
+            // The parser's message already says where ("at line 2 column 1").
+            message: format!("not valid YAML: {e}"),
         })?;
     let map = match value.get("kind").and_then(|k| k.as_str()) {
         Some("ConfigMap") => value
@@ -286,7 +370,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     };
     let yaml_serde::Value::Mapping(map) = map else {
         return Err(CellgenError::InvalidFile {
-            path: path.to_path_buf(),
+            path: crate::paths::utf8(path),
             message: "expected a ConfigMap or a `key: value` map".into(),
         }
         .into());
@@ -297,7 +381,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
             .as_str()
             .map(str::to_string)
             .ok_or_else(|| CellgenError::InvalidFile {
-                path: path.to_path_buf(),
+                path: crate::paths::utf8(path),
                 message: format!("key {k:?} is not a string"),
             })?;
         let value = match v {
@@ -306,7 +390,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
             yaml_serde::Value::Bool(b) => b.to_string(),
             other => {
                 return Err(CellgenError::InvalidFile {
-                    path: path.to_path_buf(),
+                    path: crate::paths::utf8(path),
                     message: format!(
                         "value of `{key}` is not a string, number or boolean: {other:?}"
                     ),

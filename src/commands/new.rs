@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use std::path::Path;
 
 use anyhow::Result;
@@ -18,7 +19,7 @@ use crate::state;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
-    let (mut plan, config, kept_scaffold) = match Repo::find_root(&session.start) {
+    let (mut plan, config, kept_scaffold) = match Repo::find_root(session.start.as_std_path()) {
         Some(root) => {
             let repo = Repo::open(&root)?;
             for (flag, given) in [
@@ -35,15 +36,15 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                 if given {
                     eprintln!(
                         "warning: {flag} is ignored: {} already exists; edit it to change repository settings",
-                        root.join(CONFIG_FILE).display()
+                        root.join(CONFIG_FILE).utf8()
                     );
                 }
             }
             if root != session.start && !args.dry_run {
                 eprintln!(
                     "Using the cellgen repository at {} (its cellgen.yaml is the nearest above {}).",
-                    root.display(),
-                    session.start.display()
+                    root.utf8(),
+                    session.start
                 );
             }
             (Plan::new(&root), repo.config, None)
@@ -51,10 +52,10 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         None => {
             // The scaffold's environments are the defaults: check the name before asking anything.
             CellName::parse(&args.name, &config::default_environments())?;
-            let mut plan = Plan::new(&session.start);
+            let mut plan = Plan::new(session.start.as_std_path());
             let kept = init::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-            let config = Config::parse(&text, &session.start.join(CONFIG_FILE))?;
+            let config = Config::parse(&text, std::path::Path::new(CONFIG_FILE))?;
             (plan, config, Some(kept))
         }
     };
@@ -62,7 +63,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     if kept_scaffold.is_some() && !args.dry_run {
         eprintln!(
             "No cellgen.yaml in {} or above: creating the repository scaffold there first (what `cellgen init` does).",
-            plan.root().display()
+            plan.root().utf8()
         );
     }
     let cell = CellName::parse(&args.name, &config.environments)?;
@@ -74,7 +75,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     {
         return Err(CellgenError::CellExists {
             name: cell.name.clone(),
-            path: dir.clone(),
+            path: crate::paths::utf8(dir),
         }
         .into());
     }
@@ -150,16 +151,18 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     state::track_all_edits(&mut plan, &cell.name)?;
     crate::schema::refresh(&mut plan)?;
 
-    super::finish(&plan, args.dry_run)?;
-    if let Some(kept) = &kept_scaffold {
-        init::print_kept(kept, plan.root());
-    }
-    for kept in &outcome.kept {
-        println!(
-            "  {:>7}  {} (you changed it; delete it and run again to regenerate)",
-            "kept",
-            kept.display()
-        );
+    let mut kept = match &kept_scaffold {
+        Some(scaffold) => init::scaffold_kept(scaffold, plan.root()),
+        None => Vec::new(),
+    };
+    kept.extend(super::Kept::all(
+        &outcome.kept,
+        "you changed it; delete it and run again to regenerate",
+        "you changed it: the new components were added to it, the rest was not regenerated",
+    ));
+    super::finish(&plan, &kept, args.dry_run)?;
+    if existing.is_some() && !wanted.is_empty() && !args.dry_run {
+        println!("\nAdded {} to cell {}.", wanted.join(", "), cell.name);
     }
     if !args.dry_run && existing.is_none() {
         print_next_steps(
@@ -270,8 +273,8 @@ fn resolve_vpc_cidr(args: &NewArgs, config: &Config, root: &Path, cell: &str) ->
 
 fn location(recorded: &CellCidr) -> String {
     match recorded.line {
-        Some(line) => format!("{}:{line}", recorded.file.display()),
-        None => recorded.file.display().to_string(),
+        Some(line) => format!("{}:{line}", recorded.file.utf8()),
+        None => recorded.file.utf8().to_string(),
     }
 }
 
@@ -299,7 +302,7 @@ fn git_add_paths(plan: &Plan) -> Vec<String> {
             [t, c, cell, _, ..] if t == "terraform" && c == "cells" => {
                 format!("terraform/cells/{cell}")
             }
-            _ => path.display().to_string(),
+            _ => path.to_string(),
         };
         if !paths.contains(&entry) {
             paths.push(entry);
@@ -360,7 +363,34 @@ fn resolve_kubernetes_version(
         }
         .into());
     }
+    if let Some(warning) = known.and_then(|was| version_step_warning(was, &version)) {
+        eprintln!("warning: {warning}");
+    }
     Ok(version)
+}
+
+/// EKS moves a control plane up one minor version per update and never down, so a running cell
+/// cannot take a `--force --kubernetes-version` that skips or goes back (one not applied yet can).
+fn version_step_warning(was: &str, now: &str) -> Option<String> {
+    let minor = |v: &str| v.split_once('.').and_then(|(_, m)| m.parse::<u32>().ok());
+    let (old, new) = (minor(was)?, minor(now)?);
+    if new < old {
+        Some(format!(
+            "Kubernetes {was} -> {now} goes back: EKS never downgrades a cluster, so `terraform apply` fails on a cell that runs {was} (a cell not applied yet can take it)"
+        ))
+    } else if new > old + 1 {
+        Some(format!(
+            "Kubernetes {was} -> {now} skips {}: EKS updates a cluster one minor version at a time, so a cell that runs {was} takes 1.{} first (apply it, then run this again)",
+            if new == old + 2 {
+                "a minor version"
+            } else {
+                "minor versions"
+            },
+            old + 1
+        ))
+    } else {
+        None
+    }
 }
 
 fn resolve_egress(session: &mut Session, args: &NewArgs, known: Option<bool>) -> Result<bool> {

@@ -10,7 +10,7 @@ use crate::teardown::{self, Stack, Step};
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let cell = CellName::parse(&args.cell, &repo.config.environments)?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
@@ -29,7 +29,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     // The repository's record forgets the shared files that left with the cell.
     crate::state::track_all_edits(&mut plan, &cell.name)?;
     crate::schema::refresh(&mut plan)?;
-    super::finish(&plan, args.dry_run)?;
+    super::finish(&plan, &[], args.dry_run)?;
     // On a dry run stdout is the diff alone; what to do goes to stderr.
     let say = |line: String| {
         if args.dry_run {
@@ -40,13 +40,15 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     };
     if !removal.components.is_empty() {
         say(format!(
-            "\nNo other cell runs {}: {} shared files left with it.",
+            "\nNo other cell runs {}: {} shared files {} with it.",
             removal.components.join(", "),
             if removal.components.len() == 1 {
                 "its"
             } else {
                 "their"
-            }
+            },
+            // A dry run reports what the change would do, not what it did.
+            if args.dry_run { "would leave" } else { "left" }
         ));
     }
     if !removal.keys.is_empty() {
@@ -55,7 +57,8 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
             .map(|(from, to)| format!(" (schema {from} -> {to})"))
             .unwrap_or_default();
         say(format!(
-            "The contract lost {}{number}: no remaining cell writes {}.",
+            "The contract {} {}{number}: no remaining cell writes {}.",
+            if args.dry_run { "would lose" } else { "lost" },
             removal.keys.join(", "),
             if removal.keys.len() == 1 {
                 "it"

@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use anyhow::{Result, bail};
 
 use super::Session;
@@ -16,7 +17,7 @@ use crate::repo::Repo;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let cell = super::resolve_cell(session, &repo, Some(&args.cell))?;
     let overrides = match &args.render.values {
         Some(path) => super::read_values(path)?,
@@ -27,7 +28,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     let cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
     let loaded =
         load_cell(&repo.root, &cell.name, &cache).map_err(|e| CellgenError::InvalidFile {
-            path: e.file.clone(),
+            path: crate::paths::utf8(&e.file),
             message: e.message.clone(),
         })?;
     let components = loaded.components();
@@ -45,7 +46,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     if let Some(invalid) = rendered.invalid.first() {
         bail!(
             "{}: Flux Kustomization `{}` cannot be read: {}",
-            invalid.file.display(),
+            invalid.file.utf8(),
             invalid.name,
             invalid.message
         );
@@ -85,7 +86,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
                     "layer {}: {} in an object from {}; `cellgen check {}` points at the line",
                     layer.layer.name,
                     e.flux_message(),
-                    resource.origin.display(),
+                    resource.origin.utf8(),
                     cell.name
                 ),
             }
@@ -96,7 +97,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
             "# cellgen: cell {}, layer {} ({}, {} object{})\n",
             cell.name,
             layer.layer.name,
-            layer.layer.file.display(),
+            layer.layer.file.utf8(),
             objects.len(),
             if objects.len() == 1 { "" } else { "s" }
         ));
@@ -123,8 +124,8 @@ fn refuse_what_flux_refuses(
             None,
         );
         match line {
-            Some(line) => format!("{}:{line}", file.display()),
-            None => file.display().to_string(),
+            Some(line) => format!("{}:{line}", file.utf8()),
+            None => file.utf8().to_string(),
         }
     };
     if let Some(u) = layer.unsupported.first() {

@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use anyhow::Result;
 
 use super::Session;
@@ -13,7 +14,7 @@ use crate::templates::Templates;
 use crate::versions;
 
 pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
@@ -109,19 +110,15 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     crate::schema::refresh(&mut plan)?;
     if plan.is_empty() {
         println!(
-            "{} already runs {} {} in {}; nothing changed.",
-            if selected.len() == 1 {
-                "The cell"
-            } else {
-                "Every selected cell"
-            },
+            "{} already run{} {} {}; nothing changed.",
+            selected.join(", "),
+            if selected.len() == 1 { "s" } else { "" },
             component.name,
             args.version,
-            selected.join(", ")
         );
         return Ok(());
     }
-    super::finish(&plan, args.dry_run)?;
+    super::finish(&plan, &[], args.dry_run)?;
     if args.dry_run {
         return Ok(());
     }
@@ -135,7 +132,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
             "\nEvery cell running {} is on {}: the shared definition ({}) says it, and no cell overrides it.",
             component.name,
             args.version,
-            chart.file.display()
+            chart.file.utf8()
         ),
         (_, own) => println!(
             "\nThe shared definition ({}) stays at {}; {} run{} a version of {} own (spec.patches of cells/<cell>/{}.yaml).",

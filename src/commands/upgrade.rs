@@ -1,3 +1,4 @@
+use crate::paths::PathExt as _;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -9,10 +10,14 @@ use crate::repo::Repo;
 use crate::upgrade::{self, Group, Outcome, Report};
 
 pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let mut plan = Plan::new(&repo.root);
     let report = upgrade::plan(&mut plan, &args.cells)?;
-    super::finish(&plan, args.dry_run)?;
+    // With nothing to write the report's own first line says so (not "Nothing to change." and
+    // then "Upgraded").
+    if !plan.is_empty() {
+        super::finish(&plan, &[], args.dry_run)?;
+    }
     print_report(&report, args.dry_run, !plan.is_empty());
     let conflicts = report.conflicts();
     if conflicts.is_empty() && report.unresolved.is_empty() {
@@ -38,7 +43,7 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
         let list: Vec<String> = report
             .unresolved
             .iter()
-            .map(|(path, line)| format!("{}:{line}", path.display()))
+            .map(|(path, line)| format!("{}:{line}", path.utf8()))
             .collect();
         eprintln!(
             "{} conflict markers are still in {}: resolve them (keep what you want, delete the marker lines); `cellgen check` fails until then.",
@@ -50,16 +55,14 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
 }
 
 fn print_report(report: &Report, dry_run: bool, changed: bool) {
-    println!(
-        "\n{} to cellgen {}{}.",
-        if dry_run { "Upgrade" } else { "Upgraded" },
-        crate::scaffold::VERSION,
-        if dry_run {
-            " (dry run: nothing was written)"
-        } else {
-            ""
+    let version = crate::scaffold::VERSION;
+    match (changed, dry_run) {
+        (false, _) => {
+            println!("Nothing to change: the repository is up to date with cellgen {version}.")
         }
-    );
+        (true, true) => println!("\nUpgrade to cellgen {version} (dry run: nothing was written)."),
+        (true, false) => println!("\nUpgraded to cellgen {version}."),
+    }
     if !report.settings.is_empty() {
         println!("\ncellgen.yaml gained:");
         for line in &report.settings {
@@ -79,7 +82,7 @@ fn print_report(report: &Report, dry_run: bool, changed: bool) {
             .iter()
             .flat_map(|g| &g.files)
             .filter_map(|(path, outcome)| {
-                pick(outcome).map(|note| format!("  {}{note}", path.display()))
+                pick(outcome).map(|note| format!("  {}{note}", path.utf8()))
             })
             .collect();
         if !lines.is_empty() {

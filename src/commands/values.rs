@@ -10,13 +10,22 @@ use crate::repo::Repo;
 use crate::snapshot::{Snapshot, configmap};
 
 pub fn run(session: &mut Session, args: ValuesArgs) -> Result<()> {
-    let repo = Repo::discover(&session.start)?;
+    let repo = Repo::discover(session.start.as_std_path())?;
     let cell = super::resolve_cell(session, &repo, Some(&args.cell))?;
     let snapshot = Snapshot::working(&repo)?;
     // Building the cell's directory tells which components it runs (their keys are in the
     // sample); nothing else is built.
     let mut cache = snapshot.build_cache(Mode::Native);
     let data = snapshot.cell_sample(&cell.name, &mut cache)?;
-    print!("{}", crate::substitute::to_flux_yaml(&configmap(&data)));
+    // Say what the values are: a tool fed this file must not take a contract example for the
+    // cell's real cluster name or role ARN.
+    print!(
+        "# Sample cell-metadata of {cell}, as `cellgen check` and `render` substitute: literals and\n\
+         # var.* values (terraform.tfvars) are the cell's own; a value Terraform computes at apply time\n\
+         # (module outputs, resource attributes) is the contract's example (cellgen.yaml keys.<key>.example).\n\
+         # The cell's real values: kubectl get configmap cell-metadata -n flux-system -o yaml\n{}",
+        crate::substitute::to_flux_yaml(&configmap(&data)),
+        cell = cell.name,
+    );
     Ok(())
 }

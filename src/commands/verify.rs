@@ -15,10 +15,12 @@ use crate::repo::Repo;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
-    let repo = Repo::discover(&session.start)?;
-    let path = session.start.join(&args.from);
+    let repo = Repo::discover(session.start.as_std_path())?;
+    // A file given on the command line enters here: UTF-8, or an error naming it.
+    let from = crate::paths::from_user(&args.from, "the file", "Pass a file whose path is UTF-8")?;
+    let path = session.start.join(&from);
     let text = std::fs::read_to_string(&path).map_err(|source| CellgenError::Read {
-        path: args.from.clone(),
+        path: from.clone(),
         source,
     })?;
     let real = crate::verify::read(&text, &args.from)?;

@@ -3,6 +3,7 @@
 //! is what cellgen would write); anything else is the user's, and the command stops naming it.
 //! And the repository settings a component's Terraform reads, checked before it is written.
 
+use crate::paths::PathExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::catalog::{Component, Origin};
@@ -23,7 +24,7 @@ fn recorded_as_generated(
     let record = state::load(plan, cell)?.unwrap_or_default();
     Ok(record
         .files
-        .get(path.to_string_lossy().as_ref())
+        .get(crate::paths::utf8(path).as_str())
         .is_some_and(|f| f.sha256 == sha256(text)))
 }
 
@@ -37,10 +38,10 @@ pub fn check_replace(plan: &Plan, cell: &str, path: &Path, new: &str) -> Result<
         return Ok(());
     }
     Err(CellgenError::InvalidFile {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path),
         message: format!(
             "exists, and is not a file cellgen generated and you left unchanged ({} does not list it as such), so cellgen will not replace it. Move it out of the stack (keep what you need in a file of another name) and run again",
-            state::record_path(cell).display()
+            state::record_path(cell).utf8()
         ),
     })
 }
@@ -63,7 +64,7 @@ pub fn check_delete(
         return Ok(());
     }
     Err(CellgenError::InvalidFile {
-        path: path.to_path_buf(),
+        path: crate::paths::utf8(path),
         message: format!(
             "you changed it since cellgen generated it (or wrote it yourself), so cellgen will not delete it with `{}`. Delete it yourself once nothing you added to it is needed, then run again",
             component.name
@@ -139,7 +140,7 @@ pub fn check_settings(
             _ => String::new(),
         };
         return Err(CellgenError::InvalidFile {
-            path: PathBuf::from(CONFIG_FILE),
+            path: crate::paths::utf8(PathBuf::from(CONFIG_FILE)),
             message: format!(
                 "component `{}` needs the setting `{setting}`, which its Terraform reads for cell {} (local.settings, from settings.tf), and cellgen.yaml lacks it: add it{example}",
                 component.name, cell.name

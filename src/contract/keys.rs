@@ -2,6 +2,7 @@
 //! (cellgen.yaml's contract, the cells' cell-metadata.tf, the manifests reading `${key}`), and
 //! the contract's number moves once (see the module doc of `crate::contract`).
 
+use crate::paths::PathExt as _;
 use std::path::{Path, PathBuf};
 
 use super::{change_number, edit_contract, refs, renumber_cell, undoes_last_change};
@@ -45,7 +46,7 @@ pub struct NewKey {
 
 fn invalid(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> CellgenError {
     CellgenError::InvalidFile {
-        path: path.into(),
+        path: crate::paths::utf8(path.into()),
         message: e.to_string(),
     }
 }
@@ -111,7 +112,7 @@ fn check_new_name(
         return Err(refuse(format!(
             "`{name}` is a key of component `{}` ({}), which brings it into the contract when a cell runs it",
             c.name,
-            spec_path(&c.name).display()
+            spec_path(&c.name).utf8()
         )));
     }
     Ok(())

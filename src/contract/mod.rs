@@ -39,7 +39,7 @@ pub fn cell_number<'a>(config: &Config, written: impl IntoIterator<Item = &'a st
 /// the command creates.
 pub fn start_number(plan: &Plan) -> Result<u32, CellgenError> {
     match plan.read_on_disk(CONFIG_FILE)? {
-        Some(text) => Ok(Config::parse(&text, &plan.root().join(CONFIG_FILE))?.schema),
+        Some(text) => Ok(Config::parse(&text, std::path::Path::new(CONFIG_FILE))?.schema),
         None => Ok(FIRST_SCHEMA),
     }
 }
@@ -88,7 +88,7 @@ pub fn edit_contract(
     if config.schema != number {
         edited = yaml::set_schema(&edited, number).map_err(|e| invalid(CONFIG_FILE, e))?;
     }
-    Config::parse(&edited, &plan.root().join(CONFIG_FILE))?;
+    Config::parse(&edited, std::path::Path::new(CONFIG_FILE))?;
     if edited != text {
         plan.write(CONFIG_FILE, edited)?;
     }
@@ -122,7 +122,7 @@ pub fn renumber_cell(plan: &mut Plan, cell: &str) -> Result<(), CellgenError> {
 
 fn invalid(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> CellgenError {
     CellgenError::InvalidFile {
-        path: path.into(),
+        path: crate::paths::utf8(path.into()),
         message: e.to_string(),
     }
 }

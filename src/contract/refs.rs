@@ -3,6 +3,7 @@
 //! (a literal), `${key_longer}` (another variable) and text outside `${...}` never count, and
 //! every operator form does (`${key:-x}`, `${key:=x}`, `${#key}`, nested defaults).
 
+use crate::paths::PathExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::catalog::COMPONENTS_DIR;
@@ -23,7 +24,7 @@ pub struct Use {
 
 impl std::fmt::Display for Use {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{} ({})", self.file.display(), self.line, self.text)
+        write!(f, "{}:{} ({})", self.file.utf8(), self.line, self.text)
     }
 }
 
@@ -80,7 +81,7 @@ fn files_under(root: &Path, dir: &Path, deep: bool) -> Result<Vec<PathBuf>, Cell
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotADirectory) => return Ok(Vec::new()),
         Err(source) => {
             return Err(CellgenError::Read {
-                path: root.join(dir),
+                path: crate::paths::utf8(root.join(dir)),
                 source,
             });
         }

@@ -1,5 +1,6 @@
 //! A diff as text, JSON, a Markdown pull-request comment, and GitHub workflow commands.
 
+use crate::paths::PathExt as _;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -223,7 +224,7 @@ impl Diff {
                 }
                 out.push_str(&format!(
                     "::notice file={},line={line},title={}::{}\n",
-                    escape_property(&file.to_string_lossy()),
+                    escape_property(crate::paths::utf8(file).as_str()),
                     escape_property("cellgen diff"),
                     escape_data(&format!(
                         "This file's change reaches {} in {}: {}",
@@ -279,7 +280,7 @@ fn layer_text(layer: &LayerDiff) -> String {
 fn sources(files: &[PathBuf]) -> String {
     files
         .iter()
-        .map(|f| f.display().to_string())
+        .map(|f| f.utf8().to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }

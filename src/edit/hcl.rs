@@ -6,7 +6,7 @@
 //!
 //! Any layout of `data`: one entry per line or several, the whole object on one line, the closing
 //! `}` on the last entry's line, trailing commas, comments, heredocs. Alignment follows
-//! `terraform fmt` when the object was aligned that way (see [`align`]), so add-then-remove
+//! `terraform fmt` when the object was aligned that way (see `align`), so add-then-remove
 //! restores the original bytes either way.
 
 mod align;

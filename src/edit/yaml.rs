@@ -1,5 +1,5 @@
 //! Edits of YAML files users own: a Flux Kustomization's `spec.components` (here) and cellgen.yaml's
-//! `schema` and `keys` ([`contract`]). yaml-edit (lossless) locates; changes are spliced into the
+//! `schema` and `keys` (`contract`). yaml-edit (lossless) locates; changes are spliced into the
 //! text; then the result is parsed again (yaml_serde) and must mean exactly what was intended, or
 //! the edit is refused with the line and what to change.
 //!

@@ -169,7 +169,7 @@ fn rel_string(path: &Path) -> Result<String, CellgenError> {
     path.to_str()
         .map(str::to_string)
         .ok_or_else(|| CellgenError::InvalidFile {
-            path: path.to_path_buf(),
+            path: crate::paths::utf8(path),
             message: "the path is not valid UTF-8; cellgen only writes UTF-8 paths".into(),
         })
 }
@@ -212,7 +212,10 @@ fn command_line() -> String {
 
 fn write_err(root: &Path, rel: &str) -> impl FnOnce(std::io::Error) -> CellgenError {
     let path = root.join(rel);
-    move |source| CellgenError::Write { path, source }
+    move |source| CellgenError::Write {
+        path: crate::paths::utf8(path),
+        source,
+    }
 }
 
 fn interrupted(signals: &Deferred) -> Result<(), CellgenError> {
@@ -359,7 +362,7 @@ fn write_record(root: &Path, record: &Record) -> Result<(), CellgenError> {
     if let Err(source) = result {
         let _ = fs::remove_file(&tmp);
         return Err(CellgenError::Write {
-            path: root.join(JOURNAL),
+            path: crate::paths::utf8(root.join(JOURNAL)),
             source,
         });
     }

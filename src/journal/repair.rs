@@ -1,6 +1,7 @@
 //! Undoing or finishing an apply from what is on disk: after a failure or a signal (in the same
 //! process), or after a crash (`recover`, in the next cellgen).
 
+use crate::paths::PathExt as _;
 use std::fs;
 use std::path::Path;
 
@@ -59,7 +60,7 @@ pub(super) fn undo(root: &Path, record: &Record) -> Option<String> {
             && exists(&temp)
             && let Err(e) = fs::remove_file(&temp)
         {
-            note(format!("cannot remove {}: {e}", temp.display()));
+            note(format!("cannot remove {}: {e}", temp.utf8()));
         }
     }
     for dir in record.dirs.iter().rev().filter(|d| *d != JOURNAL_DIR) {
@@ -90,7 +91,7 @@ pub(super) fn finish(root: &Path, record: &Record) -> Result<(), CellgenError> {
     // The backups must be gone for good before the journal that names them is.
     barrier(root, record, false);
     remove_journal(root, record).map_err(|message| CellgenError::Recovery {
-        path: root.join(JOURNAL),
+        path: crate::paths::utf8(root.join(JOURNAL)),
         message,
     })
 }
@@ -138,7 +139,10 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
             if !exists(&tmp) {
                 return Ok(None);
             }
-            fs::remove_file(&tmp).map_err(|source| CellgenError::Write { path: tmp, source })?;
+            fs::remove_file(&tmp).map_err(|source| CellgenError::Write {
+                path: crate::paths::utf8(tmp),
+                source,
+            })?;
             return Ok(Some(Recovered {
                 command: "an earlier cellgen".into(),
                 pid: 0,
@@ -146,10 +150,15 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
                 rolled_back: true,
             }));
         }
-        Err(source) => return Err(CellgenError::Read { path, source }),
+        Err(source) => {
+            return Err(CellgenError::Read {
+                path: crate::paths::utf8(path),
+                source,
+            });
+        }
     };
     let record: Record = serde_json::from_slice(&text).map_err(|e| CellgenError::Recovery {
-        path: path.clone(),
+        path: crate::paths::utf8(&path),
         message: format!("it is not a journal cellgen can read ({e})"),
     })?;
     let guard = crate::fsguard::Root::new(root);
@@ -168,7 +177,7 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
                 .is_ok_and(|real| real == guard.canonical().join(rel));
         if !inside {
             return Err(CellgenError::Recovery {
-                path,
+                path: crate::paths::utf8(path),
                 message: format!("it names `{rel}`, which is not a path inside the repository"),
             });
         }
@@ -177,7 +186,10 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
     let rolled_back = match record.state {
         State::Applying => {
             if let Some(message) = undo(root, &record) {
-                return Err(CellgenError::Recovery { path, message });
+                return Err(CellgenError::Recovery {
+                    path: crate::paths::utf8(path),
+                    message,
+                });
             }
             true
         }

@@ -7,6 +7,7 @@
 //! there (the Flux Kustomization's fields written into it, or generated when missing; see
 //! `flux_generate`), written into the copy. The repository is never written to.
 
+use crate::paths::PathExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -43,7 +44,7 @@ fn command_for(dir: &Path, shown_dir: &Path) -> Result<(Command, String), BuildE
         cmd,
         format!(
             "{shown} --load-restrictor LoadRestrictionsNone {} (on a copy of the files it reads)",
-            shown_dir.display()
+            shown_dir.utf8()
         ),
     ))
 }

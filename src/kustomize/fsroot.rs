@@ -11,6 +11,7 @@
 //! artifact (`.sourceignore` and its default exclusions, see `sourceignore`) are reported
 //! when referenced and skipped when a directory is scanned. Text is checked to be UTF-8.
 
+use crate::paths::PathExt as _;
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -213,7 +214,7 @@ impl Fs {
             if kind == Kind::Link {
                 return Err(BuildError::Symlink {
                     file: file.to_path_buf(),
-                    entry: name.to_string_lossy().into_owned(),
+                    entry: crate::paths::utf8(&name).into_string(),
                     link: self.rel(&path),
                 });
             }
@@ -257,7 +258,7 @@ impl Fs {
 fn describe(rule: &Pattern) -> String {
     match &rule.origin {
         Origin::File { path, line } => {
-            format!("the pattern `{}` of {}:{line}", rule.text, path.display())
+            format!("the pattern `{}` of {}:{line}", rule.text, path.utf8())
         }
         Origin::Vcs => format!(
             "source-controller's exclusion of version-control files `{}`",

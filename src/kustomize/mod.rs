@@ -22,6 +22,7 @@
 //! Every fixture under tests/fixtures/kustomize is checked against `kubectl
 //! kustomize` (kustomize v5.5.0).
 
+use crate::paths::PathExt as _;
 mod closure;
 mod external;
 mod fieldspec;
@@ -79,65 +80,65 @@ pub enum Mode {
 /// Why a build failed. Every message names the file involved.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    #[error("{file}: `{field}` is not supported by the native kustomize builder", file = .file.display())]
+    #[error("{file}: `{field}` is not supported by the native kustomize builder", file = .file.utf8())]
     Unsupported { file: PathBuf, field: String },
-    #[error("cannot read {path}: {source}", path = .path.display())]
+    #[error("cannot read {path}: {source}", path = .path.utf8())]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{file}{loc}: invalid YAML: {message}", file = .file.display(), loc = line.map(|l| format!(":{l}")).unwrap_or_default())]
+    #[error("{file}{loc}: invalid YAML: {message}", file = .file.utf8(), loc = line.map(|l| format!(":{l}")).unwrap_or_default())]
     Yaml {
         file: PathBuf,
         line: Option<usize>,
         message: String,
     },
-    #[error("{file}: {message}", file = .file.display())]
+    #[error("{file}: {message}", file = .file.utf8())]
     Invalid { file: PathBuf, message: String },
     /// YAML cellgen refuses to parse (`crate::yaml_depth`).
-    #[error("{file}:{line}: {message}", file = .file.display())]
+    #[error("{file}:{line}: {message}", file = .file.utf8())]
     Refused {
         file: PathBuf,
         line: usize,
         message: String,
     },
-    #[error("{file}: failed to decode Kubernetes YAML: {message}", file = .file.display())]
+    #[error("{file}: failed to decode Kubernetes YAML: {message}", file = .file.utf8())]
     NotKubernetes { file: PathBuf, message: String },
-    #[error("{file}: resource `{entry}` does not exist", file = .file.display())]
+    #[error("{file}: resource `{entry}` does not exist", file = .file.utf8())]
     MissingResource { file: PathBuf, entry: String },
-    #[error("component {path} does not exist", path = .path.display())]
+    #[error("component {path} does not exist", path = .path.utf8())]
     MissingComponent { path: PathBuf },
-    #[error("{path} is a {kind}, not a kustomize Component (kind: Component, apiVersion: kustomize.config.k8s.io/v1alpha1)", path = .path.display())]
+    #[error("{path} is a {kind}, not a kustomize Component (kind: Component, apiVersion: kustomize.config.k8s.io/v1alpha1)", path = .path.utf8())]
     NotAComponent { path: PathBuf, kind: String },
-    #[error("{file}: may not add resource with an already registered id: {id}", file = .file.display())]
+    #[error("{file}: may not add resource with an already registered id: {id}", file = .file.utf8())]
     DuplicateId { file: PathBuf, id: String },
-    #[error("{file}: {message}", file = .file.display())]
+    #[error("{file}: {message}", file = .file.utf8())]
     Patch { file: PathBuf, message: String },
     #[error("`{command}` failed: {stderr}")]
     External { command: String, stderr: String },
-    #[error("{file}: `{entry}` cannot be read: {why}; Flux refuses any path that is not in or below the repository root", file = .file.display())]
+    #[error("{file}: `{entry}` cannot be read: {why}; Flux refuses any path that is not in or below the repository root", file = .file.utf8())]
     OutsideRoot {
         file: PathBuf,
         entry: String,
         why: String,
     },
-    #[error("{file}: `{entry}` goes through the symbolic link {link}; Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not find it (commit the file itself)", file = .file.display(), link = .link.display())]
+    #[error("{file}: `{entry}` goes through the symbolic link {link}; Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not find it (commit the file itself)", file = .file.utf8(), link = .link.utf8())]
     Symlink {
         file: PathBuf,
         entry: String,
         link: PathBuf,
     },
-    #[error("{file}: `{entry}` ({path}) is left out of Flux's artifact by {rule}, so Flux would not find it: change the rule or stop referring to the file", file = .file.display(), path = .path.display())]
+    #[error("{file}: `{entry}` ({path}) is left out of Flux's artifact by {rule}, so Flux would not find it: change the rule or stop referring to the file", file = .file.utf8(), path = .path.utf8())]
     Ignored {
         file: PathBuf,
         entry: String,
         path: PathBuf,
         rule: String,
     },
-    #[error("{path} is not valid UTF-8 (first bad byte at offset {offset})", path = .path.display())]
+    #[error("{path} is not valid UTF-8 (first bad byte at offset {offset})", path = .path.utf8())]
     NotUtf8 { path: PathBuf, offset: usize },
-    #[error("{file}: kustomizations nest more than {limit} levels deep (from {start} through {deepest}); flatten the chain", file = .file.display(), start = .start.display(), deepest = .deepest.display())]
+    #[error("{file}: kustomizations nest more than {limit} levels deep (from {start} through {deepest}); flatten the chain", file = .file.utf8(), start = .start.utf8(), deepest = .deepest.utf8())]
     TooDeep {
         /// The kustomization listing the entry one level too deep.
         file: PathBuf,

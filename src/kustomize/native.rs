@@ -1,6 +1,7 @@
 //! The native builder: kustomize's accumulate-then-transform recursion
 //! (api/internal/target/kusttarget.go) for the supported feature set.
 
+use crate::paths::PathExt as _;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -299,8 +300,8 @@ impl Builder<'_> {
                 file: file.to_path_buf(),
                 message: format!(
                     "cycle detected: candidate root '{}' contains visited root '{}'",
-                    self.rel(dir).display(),
-                    self.rel(visited).display()
+                    self.rel(dir).utf8(),
+                    self.rel(visited).utf8()
                 ),
             });
         }

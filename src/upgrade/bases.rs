@@ -8,6 +8,7 @@
 //! component's `.tf`) are recognised by their text: what this cellgen generates, or what 0.1.0
 //! generated where that differs (`HISTORY`), in the file or in its Git history.
 
+use crate::paths::PathExt as _;
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -133,7 +134,7 @@ fn read_history(
         .output()
         .map_err(|e| format!("git could not be run ({e})"))?;
     if !inside.status.success() {
-        return Err(format!("{} is not in a Git repository", root.display()));
+        return Err(format!("{} is not in a Git repository", root.utf8()));
     }
     // Blob ids per path, newest first: staged versions, then every commit's (merges too).
     let mut blobs: HashMap<PathBuf, Vec<String>> = HashMap::new();

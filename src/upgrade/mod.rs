@@ -11,6 +11,7 @@
 //! this cellgen generated, text included, so the next upgrade needs no Git history. Nothing here
 //! writes: the command applies (or prints) the plan.
 
+use crate::paths::PathExt as _;
 mod bases;
 mod files;
 mod requests;
@@ -235,7 +236,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
             continue;
         };
         apply(plan, &decision)?;
-        let key = request.path.to_string_lossy().into_owned();
+        let key = crate::paths::utf8(&request.path).into_string();
         match &decision.record {
             Some(entry) => repo_files.insert(key, entry.clone()),
             None => repo_files.remove(&key),
@@ -274,7 +275,10 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
         for decision in decisions {
             apply(plan, &decision)?;
             if let Some(entry) = &decision.record {
-                files.insert(decision.path.to_string_lossy().into_owned(), entry.clone());
+                files.insert(
+                    crate::paths::utf8(&decision.path).into_string(),
+                    entry.clone(),
+                );
             }
             group.files.push((decision.path, decision.outcome));
         }
@@ -353,7 +357,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
         .kubernetes_version
         .or_else(|| recorded.as_ref().map(|r| r.kubernetes_version.clone()))
         .ok_or_else(|| CellgenError::InvalidFile {
-            path: tfvars.clone(),
+            path: crate::paths::utf8(&tfvars),
             message: format!(
                 "cellgen upgrade cannot tell cell `{cell}`'s Kubernetes version: set `kubernetes_version = \"<major.minor>\"` (the version its cluster runs) here and run it again"
             ),
@@ -369,14 +373,14 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
                 Some(r) => r.vpc_cidr.clone(),
                 None => {
                     return Err(CellgenError::InvalidFile {
-                        path: found.file,
+                        path: crate::paths::utf8(found.file),
                         message: format!(
                             "{}{problem}: set the cell's VPC block as `vpc_cidr = \"<cidr>\"` in {} and run cellgen upgrade again",
                             found
                                 .line
                                 .map(|l| format!("line {l}: "))
                                 .unwrap_or_default(),
-                            tfvars.display()
+                            tfvars.utf8()
                         ),
                     });
                 }
@@ -386,7 +390,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
             Some(r) => r.vpc_cidr.clone(),
             None => {
                 return Err(CellgenError::InvalidFile {
-                    path: tfvars,
+                    path: crate::paths::utf8(tfvars),
                     message: format!(
                         "cellgen upgrade cannot tell cell `{cell}`'s VPC block: set `vpc_cidr = \"<cidr>\"` (its VPC's block) here and run it again"
                     ),

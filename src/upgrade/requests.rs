@@ -125,7 +125,10 @@ pub fn cell_requests(
         } else {
             None
         };
-        let entry = record.files.get(path.to_string_lossy().as_ref()).cloned();
+        let entry = record
+            .files
+            .get(crate::paths::utf8(&path).as_str())
+            .cloned();
         // A component's .tf was not recorded by cellgen 0.1.0: recognised by its text.
         let mut candidates = Vec::new();
         let mut cellgen_path = false;
@@ -195,7 +198,10 @@ pub fn repository_requests(
     let mut out = Vec::new();
     let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
     for (path, theirs, only_existing) in wanted {
-        let entry = record.files.get(path.to_string_lossy().as_ref()).cloned();
+        let entry = record
+            .files
+            .get(crate::paths::utf8(&path).as_str())
+            .cloned();
         let mut candidates = vec![theirs.clone()];
         candidates.extend(bases::history(&path, &config.git.branch));
         seen.insert(path.clone());

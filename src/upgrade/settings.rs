@@ -30,7 +30,7 @@ pub fn upgrade(
     karpenter_used: bool,
 ) -> Result<(Vec<String>, Vec<Notice>), CellgenError> {
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-    let config = Config::parse(&text, &plan.root().join(CONFIG_FILE))?;
+    let config = Config::parse(&text, Path::new(CONFIG_FILE))?;
     let value: yaml_serde::Value =
         yaml_serde::from_str(&text).map_err(|e| CellgenError::MalformedConfig {
             path: CONFIG_FILE.into(),
@@ -98,7 +98,7 @@ pub fn upgrade(
     }
     if edited != text {
         // What was added must read back as settings cellgen accepts.
-        Config::parse(&edited, &plan.root().join(CONFIG_FILE))?;
+        Config::parse(&edited, Path::new(CONFIG_FILE))?;
         plan.write(CONFIG_FILE, edited)?;
     }
     Ok((added, notices))

@@ -111,6 +111,70 @@ fn ten_thousand_deep_resources(dir: &Path) {
     .unwrap();
 }
 
+/// `<parent>/bad\xfe`: a directory whose name is not UTF-8.
+fn non_utf8_dir(dir: &Path, parent: &str) {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::OsStr::from_bytes(b"bad\xfe");
+    fs::create_dir_all(dir.join(parent).join(name)).unwrap();
+}
+
+/// cellgen started in (or with -C naming) a directory whose path is not UTF-8: a clear error
+/// naming it, exit 2 for the flag and 1 for the current directory, and nothing written.
+#[test]
+fn a_start_directory_whose_path_is_not_utf8_is_an_error_naming_it() {
+    use std::os::unix::ffi::OsStrExt;
+    let parent = temp_dir();
+    let dir = parent
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"infra\xff"));
+    fs::create_dir(&dir).unwrap();
+    let shown = format!("{}/infra\u{FFFD}", parent.path().display());
+    let flag = cellgen()
+        .arg("-C")
+        .arg(&dir)
+        .args(["new", PROD, "--git-url", GIT_URL])
+        .output()
+        .unwrap();
+    assert_eq!(flag.status.code(), Some(2), "{}", stderr(&flag));
+    for word in ["invalid value for -C", &shown, "is not valid UTF-8"] {
+        assert!(stderr(&flag).contains(word), "{}", stderr(&flag));
+    }
+    let cwd = cellgen()
+        .current_dir(&dir)
+        .args(["new", PROD, "--git-url", GIT_URL])
+        .output()
+        .unwrap();
+    assert_eq!(cwd.status.code(), Some(1), "{}", stderr(&cwd));
+    for word in ["the current directory", &shown, "is not valid UTF-8"] {
+        assert!(stderr(&cwd).contains(word), "{}", stderr(&cwd));
+    }
+    assert_eq!(
+        fs::read_dir(&dir).unwrap().count(),
+        0,
+        "something was written"
+    );
+
+    // A file given by a flag, likewise.
+    let repo = parent.path().join("repo");
+    fs::create_dir(&repo).unwrap();
+    prod(&repo);
+    let values = parent
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"values\xff.yaml"));
+    fs::write(&values, "cluster_name: x\n").unwrap();
+    let out = cellgen()
+        .arg("-C")
+        .arg(&repo)
+        .args(["check", "--values"])
+        .arg(&values)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    for word in ["the file", "values\u{FFFD}.yaml", "is not valid UTF-8"] {
+        assert!(stderr(&out).contains(word), "{}", stderr(&out));
+    }
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         // Files cellgen did not create are never overwritten.
@@ -478,6 +542,32 @@ pub fn cases() -> Vec<Case> {
             expect: Expect::Fails {
                 code: 1,
                 words: &["cannot write", "components/karpenter", "Not a directory"],
+            },
+        },
+        // Paths are UTF-8 (issue 12): a directory listed whose name is not is an error naming
+        // it (lossily, the one place cellgen shows such a name), never a cell left out.
+        Case {
+            name: "a cell directory whose name is not UTF-8",
+            setup: |dir| {
+                prod(dir);
+                non_utf8_dir(dir, "cells");
+            },
+            args: &["check"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["cells/bad\u{FFFD}", "is not valid UTF-8", "Rename it"],
+            },
+        },
+        Case {
+            name: "a component directory whose name is not UTF-8",
+            setup: |dir| {
+                prod(dir);
+                non_utf8_dir(dir, "components");
+            },
+            args: &["add-component", "karpenter"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["components/bad\u{FFFD}", "is not valid UTF-8"],
             },
         },
         // A build is bounded: a chain of kustomizations deeper than the bound is refused.

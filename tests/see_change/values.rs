@@ -8,6 +8,12 @@ fn values_is_the_configmap_render_substitutes_with() {
     let out = run(dir.path(), &["values", PROD_A]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
+    // The file says which values are the cell's own and which are the contract's examples.
+    assert!(
+        text.starts_with(&format!("# Sample cell-metadata of {PROD_A},"))
+            && text.contains("is the contract's example (cellgen.yaml keys.<key>.example)"),
+        "{text}"
+    );
     let doc: serde_json::Value = yaml_serde::from_str(&text).unwrap();
     assert_eq!(doc["apiVersion"], "v1");
     assert_eq!(doc["kind"], "ConfigMap");
