@@ -111,7 +111,8 @@ pub fn check_cell_from(
             };
         }
     };
-    let meta = match hcl::read(&text) {
+    // Parsed through the trace's recent parses: the trace reads this file again.
+    let meta = match secrets::parse_recent(&text).and_then(|body| hcl::read_parsed(&text, &body)) {
         Ok(meta) => meta,
         Err(e) => {
             report(Finding::error(
@@ -276,7 +277,7 @@ pub fn check_cell_from(
 
 /// String values of a `terraform.tfvars` (other values and unreadable files give nothing).
 fn read_tfvars(text: Option<String>) -> BTreeMap<String, String> {
-    let Some(body) = text.and_then(|t| hcl::parse_body(&t).ok()) else {
+    let Some(body) = text.and_then(|t| secrets::parse_recent(&t).ok()) else {
         return BTreeMap::new();
     };
     body.attributes()

@@ -2,6 +2,7 @@
 //! block as `vpc_cidr` in `terraform/cells/<cell>/terraform.tfvars` (see `cidr`).
 
 use crate::paths::PathExt as _;
+use std::collections::HashSet;
 use std::path::Path;
 
 use super::Finding;
@@ -10,7 +11,11 @@ use crate::cidr::{self, CellCidr};
 /// Findings for the `checked` cells, compared with every cell of the repository (`all`).
 pub fn check(root: &Path, all: &[String], checked: &[String], findings: &mut Vec<Finding>) {
     let recorded = cidr::recorded(root, all);
-    for this in recorded.iter().filter(|r| checked.contains(&r.cell)) {
+    let checked: HashSet<&str> = checked.iter().map(String::as_str).collect();
+    for this in recorded
+        .iter()
+        .filter(|r| checked.contains(r.cell.as_str()))
+    {
         let block = match &this.cidr {
             Ok(block) => block,
             Err(problem) => {

@@ -11,6 +11,7 @@ mod taint;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use stack::parse_recent;
 pub use taint::Taint;
 
 /// Every data key of the ConfigMap in the stack `stack` (repository-relative) whose value is

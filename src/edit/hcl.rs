@@ -141,8 +141,12 @@ fn find_config_map<'a>(text: &str, body: &'a Body) -> Result<&'a Block, HclEditE
 
 /// Reads the cell-metadata ConfigMap resource from `text`.
 pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
-    let body = parse_body(text)?;
-    let block = find_config_map(text, &body)?;
+    read_parsed(text, &parse_body(text)?)
+}
+
+/// [`read`] on `text` already parsed into `body`.
+pub fn read_parsed(text: &str, body: &Body) -> Result<CellMetadata, HclEditError> {
+    let block = find_config_map(text, body)?;
     let block_span = block.span().unwrap_or(0..text.len());
     let data = block.body.get_attribute("data").ok_or_else(|| {
         err(

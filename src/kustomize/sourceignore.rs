@@ -321,6 +321,19 @@ fn decode(s: &[u8]) -> (char, usize) {
 /// Go's path/filepath.Match on one path component (Unix: `\` escapes). `Err` is
 /// ErrBadPattern, which the gitignore matcher takes as no match.
 pub fn go_match(mut pattern: &[u8], mut name: &[u8]) -> Result<bool, ()> {
+    // The shapes of source-controller's defaults and of most patterns, a plain name or `*` and a
+    // plain suffix, answered directly (the same answers; `check` matches every path it reads).
+    let plain = |p: &[u8]| !p.iter().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'));
+    if plain(pattern) {
+        return Ok(pattern == name);
+    }
+    if let Some(suffix) = pattern.strip_prefix(b"*")
+        && plain(suffix)
+    {
+        return Ok(name
+            .strip_suffix(suffix)
+            .is_some_and(|head| !head.contains(&b'/')));
+    }
     'pattern: while !pattern.is_empty() {
         let (star, chunk, rest) = scan_chunk(pattern);
         pattern = rest;
@@ -547,6 +560,38 @@ mod tests {
         assert_eq!(m("a[", "x"), Err(()));
         assert_eq!(m("a/b[", "x"), Err(()));
         assert_eq!(m("*x", "xxx"), Ok(true));
+        // The direct answers for plain names and `*suffix`, against the general matcher's.
+        assert_eq!(m("", ""), Ok(true));
+        assert_eq!(m("", "a"), Ok(false));
+        assert_eq!(m("abc", "abcd"), Ok(false));
+        assert_eq!(m("*.tar.gz", "x.tar.gz"), Ok(true));
+        assert_eq!(m("*.tar.gz", ".tar.gz"), Ok(true));
+        assert_eq!(m("*.tar.gz", "x.tar.gzip"), Ok(false));
+        assert_eq!(m("*/b", "a/b"), Ok(true));
+        assert_eq!(m("*/b", "a/c/b"), Ok(false));
+        assert_eq!(m("*", "a/b"), Ok(false));
+        for (p, n) in [
+            ("abc", "abc"),
+            ("abc", "abd"),
+            ("*.png", "a.png"),
+            ("*.png", "a/b.png"),
+            ("*.png", "png"),
+            ("*b", "a/b"),
+        ] {
+            let general = |p: &[u8], n: &[u8]| {
+                // The general path: a pattern with a class that matches only its own byte.
+                let mut q = Vec::new();
+                for b in p {
+                    if *b == b'*' {
+                        q.push(b'*')
+                    } else {
+                        q.extend([b'[', *b, b']'])
+                    }
+                }
+                go_match(&q, n)
+            };
+            assert_eq!(m(p, n), general(p.as_bytes(), n.as_bytes()), "{p} {n}");
+        }
     }
 
     fn matcher(files: &[(&str, &str)]) -> (tempfile::TempDir, Matcher) {

@@ -1,7 +1,8 @@
 //! Loading a cell's stack for tracing: its `.tf` files, its tfvars values, and the local modules
 //! it calls (each call one context), never reading outside the repository.
 
-use std::collections::{HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -10,6 +11,8 @@ use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::Body;
 
+use crate::edit::hcl::HclEditError;
+
 /// Local modules followed at most (each call is one), so a module calling itself ends.
 const MAX_CONTEXTS: usize = 64;
 
@@ -17,7 +20,8 @@ pub(super) struct File {
     /// How chains show it: a name in the stack, a repository-relative path elsewhere.
     pub(super) shown: String,
     pub(super) text: String,
-    pub(super) body: Arc<Body>,
+    /// Parsed on first use (None: it does not parse, and is skipped).
+    body: OnceLock<Option<Arc<Body>>>,
 }
 
 /// Parsed bodies of the file texts seen more than once in this process. Cells repeat most of
@@ -29,7 +33,44 @@ struct ParseCache {
     bodies: HashMap<String, Arc<Body>>,
 }
 
+/// The texts this thread parsed last through [`parse_recent`]: a cell's contract check parses
+/// its cell-metadata.tf and terraform.tfvars, then its trace reads them again.
+const RECENT: usize = 4;
+
+thread_local! {
+    static RECENTLY_PARSED: RefCell<VecDeque<(String, Arc<Body>)>> =
+        const { RefCell::new(VecDeque::new()) };
+}
+
+/// `text` parsed, or the body this thread parsed from the same text among its last few.
+pub fn parse_recent(text: &str) -> Result<Arc<Body>, HclEditError> {
+    if let Some(body) = RECENTLY_PARSED.with_borrow(|recent| {
+        recent
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, b)| b.clone())
+    }) {
+        return Ok(body);
+    }
+    let body = Arc::new(crate::edit::hcl::parse_body(text)?);
+    RECENTLY_PARSED.with_borrow_mut(|recent| {
+        if recent.len() == RECENT {
+            recent.pop_front();
+        }
+        recent.push_back((text.to_string(), body.clone()));
+    });
+    Ok(body)
+}
+
 fn parse_cached(text: &str) -> Option<Arc<Body>> {
+    if let Some(body) = RECENTLY_PARSED.with_borrow(|recent| {
+        recent
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, b)| b.clone())
+    }) {
+        return Some(body);
+    }
     static CACHE: OnceLock<Mutex<ParseCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| {
         Mutex::new(ParseCache {
@@ -58,6 +99,33 @@ fn parse_cached(text: &str) -> Option<Arc<Body>> {
 }
 
 impl File {
+    /// The file's body, parsed (once, through the parse cache) when first asked for.
+    pub(super) fn body(&self) -> Option<&Body> {
+        self.body
+            .get_or_init(|| parse_cached(&self.text))
+            .as_deref()
+    }
+
+    /// Whether the file may declare a `word` block (or local) named `name`: block types and
+    /// names are written out in the text (a label or key with an escape is the one way to
+    /// write a name otherwise, so a text holding a backslash always may).
+    pub(super) fn may_declare(&self, word: &str, name: &str) -> bool {
+        self.text.contains(word) && (self.text.contains(name) || self.text.contains('\\'))
+    }
+
+    /// Whether the file may hold a top-level `module` block: a block starts a line (after
+    /// blanks, or after a `/* */` comment, so a text holding one always may).
+    fn may_call_module(&self) -> bool {
+        self.text.contains("/*")
+            || self.text.lines().any(|line| {
+                line.trim_start()
+                    .strip_prefix("module")
+                    .is_some_and(|rest| {
+                        !rest.starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
+                    })
+            })
+    }
+
     pub(super) fn line(&self, span: Option<std::ops::Range<usize>>) -> usize {
         let offset = span.map_or(0, |s| s.start).min(self.text.len());
         self.text[..offset].matches('\n').count() + 1
@@ -149,7 +217,6 @@ fn load_dir(root: &Path, real_root: &Path, rel: &Path, shown_under: &Path) -> Op
             if !DECLARING.iter().any(|w| text.contains(w)) {
                 return None;
             }
-            let body = parse_cached(&text)?;
             Some(File {
                 shown: rel
                     .strip_prefix(shown_under)
@@ -158,7 +225,7 @@ fn load_dir(root: &Path, real_root: &Path, rel: &Path, shown_under: &Path) -> Op
                     .to_string_lossy()
                     .into_owned(),
                 text,
-                body,
+                body: OnceLock::new(),
             })
         })
         .collect();
@@ -192,7 +259,9 @@ impl World {
             let calls: Vec<(String, String)> = world.dirs[dir]
                 .files
                 .iter()
-                .flat_map(|f| f.body.get_blocks("module"))
+                .filter(|f| f.may_call_module())
+                .filter_map(File::body)
+                .flat_map(|body| body.get_blocks("module"))
                 .filter_map(|b| {
                     let name = b.labels.first()?.as_str().to_string();
                     let source = literal_string(&b.body.get_attribute("source")?.value)?;
@@ -251,7 +320,7 @@ fn read_tfvars(root: &Path, real_root: &Path, stack: &Path) -> HashMap<String, (
         let Some(text) = read_inside(real_root, &root.join(stack).join(&name)) else {
             continue;
         };
-        let Ok(body) = hcl_edit::parser::parse_body(&text) else {
+        let Ok(body) = parse_recent(&text) else {
             continue;
         };
         let shown = name.clone();

@@ -14,6 +14,7 @@
 //! most once per key, so the work is linear in the size of the stack. Files that do not parse
 //! are skipped: Terraform cannot apply such a stack, so no ConfigMap is written from it.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
@@ -58,8 +59,9 @@ pub fn trace(root: &Path, stack: &Path) -> BTreeMap<String, Taint> {
 
 type Decl<'w, T> = (&'w File, &'w T);
 
+/// The declarations of one file, the first of each name winning.
 #[derive(Default)]
-struct Index<'w> {
+struct FileIndex<'w> {
     vars: HashMap<&'w str, Decl<'w, Block>>,
     locals: HashMap<&'w str, Decl<'w, Attribute>>,
     blocks: HashMap<(Kind, &'w str, &'w str), Decl<'w, Block>>,
@@ -67,47 +69,119 @@ struct Index<'w> {
     outputs: HashMap<&'w str, Decl<'w, Block>>,
 }
 
-impl<'w> Index<'w> {
-    fn of(dir: &'w Dir) -> Index<'w> {
-        let mut index = Index::default();
-        for file in &dir.files {
-            for block in file.body.blocks() {
-                let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
-                match (block.ident.as_str(), labels.as_slice()) {
-                    ("variable", [name]) => {
-                        index.vars.entry(name).or_insert((file, block));
-                    }
-                    ("output", [name]) => {
-                        index.outputs.entry(name).or_insert((file, block));
-                    }
-                    ("module", [name]) => {
-                        index.modules.entry(name).or_insert((file, block));
-                    }
-                    ("resource", [ty, name]) => {
-                        index
-                            .blocks
-                            .entry((Kind::Resource, ty, name))
-                            .or_insert((file, block));
-                    }
-                    ("data", [ty, name]) => {
-                        index
-                            .blocks
-                            .entry((Kind::Data, ty, name))
-                            .or_insert((file, block));
-                    }
-                    ("locals", []) => {
-                        for attr in block.body.attributes() {
-                            index
-                                .locals
-                                .entry(attr.key.as_str())
-                                .or_insert((file, attr));
-                        }
-                    }
-                    _ => {}
+impl<'w> FileIndex<'w> {
+    fn of(file: &'w File) -> FileIndex<'w> {
+        let mut index = FileIndex::default();
+        let Some(body) = file.body() else {
+            return index;
+        };
+        for block in body.blocks() {
+            let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
+            match (block.ident.as_str(), labels.as_slice()) {
+                ("variable", [name]) => {
+                    index.vars.entry(name).or_insert((file, block));
                 }
+                ("output", [name]) => {
+                    index.outputs.entry(name).or_insert((file, block));
+                }
+                ("module", [name]) => {
+                    index.modules.entry(name).or_insert((file, block));
+                }
+                ("resource", [ty, name]) => {
+                    index
+                        .blocks
+                        .entry((Kind::Resource, ty, name))
+                        .or_insert((file, block));
+                }
+                ("data", [ty, name]) => {
+                    index
+                        .blocks
+                        .entry((Kind::Data, ty, name))
+                        .or_insert((file, block));
+                }
+                ("locals", []) => {
+                    for attr in block.body.attributes() {
+                        index
+                            .locals
+                            .entry(attr.key.as_str())
+                            .or_insert((file, attr));
+                    }
+                }
+                _ => {}
             }
         }
         index
+    }
+}
+
+/// The declarations of a directory, the first file (in name order) declaring a name winning.
+/// A file is parsed and indexed only when a look-up may find something in it: its text holds
+/// the block type's word and the name ([`File::may_declare`]). A stack's files mostly declare
+/// what no ConfigMap value reaches (flux.tf, versions.tf differ per cell, so the parse cache
+/// does not spare them), and the answer is the same as indexing every file up front.
+struct Index<'w> {
+    dir: &'w Dir,
+    files: Vec<OnceCell<FileIndex<'w>>>,
+}
+
+impl<'w> Index<'w> {
+    fn of(dir: &'w Dir) -> Index<'w> {
+        Index {
+            dir,
+            files: dir.files.iter().map(|_| OnceCell::new()).collect(),
+        }
+    }
+
+    fn file(&self, i: usize) -> &FileIndex<'w> {
+        self.files[i].get_or_init(|| FileIndex::of(&self.dir.files[i]))
+    }
+
+    /// The first declaration of `name` (by `pick`) in a file holding `word` and `name`.
+    fn find<T>(
+        &self,
+        word: &str,
+        name: &str,
+        pick: impl Fn(&FileIndex<'w>) -> Option<T>,
+    ) -> Option<T> {
+        (0..self.files.len())
+            .filter(|i| self.dir.files[*i].may_declare(word, name))
+            .find_map(|i| pick(self.file(i)))
+    }
+
+    fn var(&self, name: &str) -> Option<Decl<'w, Block>> {
+        self.find("variable", name, |f| f.vars.get(name).copied())
+    }
+
+    fn local(&self, name: &str) -> Option<Decl<'w, Attribute>> {
+        self.find("locals", name, |f| f.locals.get(name).copied())
+    }
+
+    fn block(&self, kind: Kind, ty: &str, name: &str) -> Option<Decl<'w, Block>> {
+        let word = if kind == Kind::Data {
+            "data"
+        } else {
+            "resource"
+        };
+        self.find(word, name, |f| f.blocks.get(&(kind, ty, name)).copied())
+    }
+
+    fn module(&self, name: &str) -> Option<Decl<'w, Block>> {
+        self.find("module", name, |f| f.modules.get(name).copied())
+    }
+
+    fn output(&self, name: &str) -> Option<Decl<'w, Block>> {
+        self.find("output", name, |f| f.outputs.get(name).copied())
+    }
+
+    /// Every output, the first declaration of each name.
+    fn outputs(&self) -> Vec<Decl<'w, Block>> {
+        let mut all: HashMap<&'w str, Decl<'w, Block>> = HashMap::new();
+        for i in 0..self.files.len() {
+            for (name, decl) in &self.file(i).outputs {
+                all.entry(name).or_insert(*decl);
+            }
+        }
+        all.into_values().collect()
     }
 }
 
@@ -168,8 +242,7 @@ impl<'w> Tracer<'w> {
         let mut out = BTreeMap::new();
         let Some((file, block)) =
             self.index(0)
-                .blocks
-                .get(&(Kind::Resource, CONFIG_MAP_TYPE, CONFIG_MAP_NAME))
+                .block(Kind::Resource, CONFIG_MAP_TYPE, CONFIG_MAP_NAME)
         else {
             return out;
         };
@@ -258,15 +331,13 @@ impl<'w> Tracer<'w> {
             Node::Var(ctx, name) => with(
                 format!("var.{name}"),
                 self.index(*ctx)
-                    .vars
-                    .get(name.as_str())
+                    .var(name)
                     .map(|(f, b)| f.at(b.ident.span())),
             ),
             Node::Local(ctx, name) => with(
                 format!("local.{name}"),
                 self.index(*ctx)
-                    .locals
-                    .get(name.as_str())
+                    .local(name)
                     .map(|(f, a)| f.at(a.key.span())),
             ),
             Node::Attr(ctx, kind, ty, name, path) => {
@@ -276,17 +347,13 @@ impl<'w> Tracer<'w> {
                     text.push('.');
                     text.push_str(part);
                 }
-                let at = self
-                    .index(*ctx)
-                    .blocks
-                    .get(&(*kind, ty.as_str(), name.as_str()))
-                    .map(|(f, b)| {
-                        let arg = path.first().and_then(|p| b.body.get_attribute(p));
-                        match arg {
-                            Some(a) => f.at(a.key.span()),
-                            None => f.at(b.ident.span()),
-                        }
-                    });
+                let at = self.index(*ctx).block(*kind, ty, name).map(|(f, b)| {
+                    let arg = path.first().and_then(|p| b.body.get_attribute(p));
+                    match arg {
+                        Some(a) => f.at(a.key.span()),
+                        None => f.at(b.ident.span()),
+                    }
+                });
                 with(text, at)
             }
             Node::Output(ctx, module, output) => {
@@ -297,28 +364,21 @@ impl<'w> Tracer<'w> {
                 with(
                     text,
                     self.index(*ctx)
-                        .modules
-                        .get(module.as_str())
+                        .module(module)
                         .map(|(f, b)| f.at(b.ident.span())),
                 )
             }
             Node::Each(ctx, kind, ty, name) => with(
                 "each.value".into(),
-                self.index(*ctx)
-                    .blocks
-                    .get(&(*kind, ty.as_str(), name.as_str()))
-                    .and_then(|(f, b)| {
-                        b.body.get_attribute("for_each").map(|a| f.at(a.key.span()))
-                    }),
+                self.index(*ctx).block(*kind, ty, name).and_then(|(f, b)| {
+                    b.body.get_attribute("for_each").map(|a| f.at(a.key.span()))
+                }),
             ),
             Node::EachModule(ctx, module) => with(
                 "each.value".into(),
-                self.index(*ctx)
-                    .modules
-                    .get(module.as_str())
-                    .and_then(|(f, b)| {
-                        b.body.get_attribute("for_each").map(|a| f.at(a.key.span()))
-                    }),
+                self.index(*ctx).module(module).and_then(|(f, b)| {
+                    b.body.get_attribute("for_each").map(|a| f.at(a.key.span()))
+                }),
             ),
         }
     }
@@ -333,7 +393,7 @@ impl<'w> Tracer<'w> {
         };
         match node {
             Node::Var(ctx, name) => {
-                let decl = self.index(*ctx).vars.get(name.as_str()).copied();
+                let decl = self.index(*ctx).var(name);
                 if let Some((_, block)) = decl
                     && is_true(&block.body, "sensitive")
                 {
@@ -343,7 +403,7 @@ impl<'w> Tracer<'w> {
                 match &self.world.ctxs[*ctx].call {
                     Some((parent, module)) => {
                         // A module's variable is fed by the calling block's argument.
-                        if let Some((file, call)) = self.index(*parent).modules.get(module.as_str())
+                        if let Some((file, call)) = self.index(*parent).module(module)
                             && let Some(arg) = call.body.get_attribute(name)
                         {
                             let each = Node::EachModule(*parent, module.clone());
@@ -368,7 +428,7 @@ impl<'w> Tracer<'w> {
                 }
                 steps
             }
-            Node::Local(ctx, name) => match self.index(*ctx).locals.get(name.as_str()) {
+            Node::Local(ctx, name) => match self.index(*ctx).local(name) {
                 Some((file, attr)) => self.refs(*ctx, file, &attr.value, None),
                 None => Vec::new(),
             },
@@ -391,11 +451,7 @@ impl<'w> Tracer<'w> {
                 {
                     return source(format!("its name, `{last}`, says it is a secret"));
                 }
-                let Some((file, block)) =
-                    self.index(*ctx)
-                        .blocks
-                        .get(&(*kind, ty.as_str(), name.as_str()))
-                else {
+                let Some((file, block)) = self.index(*ctx).block(*kind, ty, name) else {
                     return Vec::new();
                 };
                 // An attribute set from a secret holds it (Terraform marks it sensitive too).
@@ -424,10 +480,10 @@ impl<'w> Tracer<'w> {
                 let Some(child) = self.world.ctxs[*ctx].children.get(module) else {
                     return Vec::new(); // a registry module: its outputs are not known here
                 };
-                let outputs = &self.index(*child).outputs;
-                let mut chosen: Vec<&(&File, &Block)> = match output {
-                    Some(o) => outputs.get(o.as_str()).into_iter().collect(),
-                    None => outputs.values().collect(),
+                let index = self.index(*child);
+                let mut chosen: Vec<Decl<'w, Block>> = match output {
+                    Some(o) => index.output(o).into_iter().collect(),
+                    None => index.outputs(),
                 };
                 chosen.sort_by_key(|(f, b)| (f.shown.clone(), b.span().map(|s| s.start)));
                 let mut steps = Vec::new();
@@ -450,9 +506,8 @@ impl<'w> Tracer<'w> {
             Node::Each(ctx, kind, ty, name) => {
                 match self
                     .index(*ctx)
-                    .blocks
-                    .get(&(*kind, ty.as_str(), name.as_str()))
-                    .and_then(|(f, b)| Some((*f, b.body.get_attribute("for_each")?)))
+                    .block(*kind, ty, name)
+                    .and_then(|(f, b)| Some((f, b.body.get_attribute("for_each")?)))
                 {
                     Some((file, attr)) => self.refs(*ctx, file, &attr.value, None),
                     None => Vec::new(),
@@ -461,9 +516,8 @@ impl<'w> Tracer<'w> {
             Node::EachModule(ctx, module) => {
                 match self
                     .index(*ctx)
-                    .modules
-                    .get(module.as_str())
-                    .and_then(|(f, b)| Some((*f, b.body.get_attribute("for_each")?)))
+                    .module(module)
+                    .and_then(|(f, b)| Some((f, b.body.get_attribute("for_each")?)))
                 {
                     Some((file, attr)) => self.refs(*ctx, file, &attr.value, None),
                     None => Vec::new(),
@@ -595,5 +649,69 @@ impl Visit for Collect<'_> {
             self.visit_expr(&cond.expr);
         }
         self.scope.truncate(depth);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trace;
+
+    /// A stack of `files` traced; each key's chain joined.
+    fn chains(files: &[(&str, &str)]) -> Vec<(String, String)> {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        trace(dir.path(), std::path::Path::new("stack"))
+            .into_iter()
+            .map(|(k, t)| (k, t.chain.join(" <- ")))
+            .collect()
+    }
+
+    const MAP: &str = r#"resource "kubernetes_config_map_v1" "cell_metadata" {
+  data = {
+    a = local.a
+    b = var.bee
+    c = module.m.out
+  }
+}
+"#;
+
+    // Declarations are indexed lazily, a file only when its text may hold the name: the
+    // answers must be those of indexing every file.
+    #[test]
+    fn lazy_index_finds_what_an_eager_one_does() {
+        let found = chains(&[
+            ("stack/cell-metadata.tf", MAP),
+            // The first file (by name) declaring a local wins; the later one is a secret.
+            ("stack/a.tf", "locals {\n  a = \"plain\"\n}\n"),
+            ("stack/z.tf", "locals {\n  a = sensitive(\"x\")\n}\n"),
+            // A label written with an escape holds the name only once decoded.
+            (
+                "stack/vars.tf",
+                "variable \"\\u0062ee\" {\n  sensitive = true\n}\n",
+            ),
+            // A module block after an inline comment is still a block.
+            (
+                "stack/mods.tf",
+                "/* local */ module \"m\" {\n  source = \"../mod\"\n}\n",
+            ),
+            (
+                "mod/main.tf",
+                "output \"out\" {\n  value     = \"x\"\n  sensitive = true\n}\n",
+            ),
+        ]);
+        assert_eq!(
+            found,
+            [
+                ("b".to_string(), "b <- var.bee (vars.tf:1)".to_string()),
+                (
+                    "c".to_string(),
+                    "c <- module.m.out (mods.tf:1) <- output \"out\" (mod/main.tf:1)".to_string()
+                ),
+            ]
+        );
     }
 }
