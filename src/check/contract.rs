@@ -24,8 +24,8 @@ pub fn metadata_path(cell: &str) -> PathBuf {
     cell_terraform_dir(cell).join(METADATA_FILE)
 }
 
-/// What the contract says `cell`, running `components`, must write (key, and why: "a base key",
-/// "a key for this cell", "a key of component c"), the schema key aside: the keys that select it
+/// What the contract says `cell`, running `components`, must write (key, and why: "every cell must write it",
+/// "this cell's name or environment selects it", "a key of component c"), the schema key aside: the keys that select it
 /// (every cell, or its name or environment), and the keys of its components.
 pub fn expected_keys(
     config: &Config,
@@ -39,9 +39,9 @@ pub fn expected_keys(
         match &spec.component {
             None if spec.selects(cell, environment) => {
                 let why = if spec.cells.is_empty() && spec.environments.is_empty() {
-                    "a base key".to_string()
+                    "every cell must write it".to_string()
                 } else {
-                    "a key for this cell".to_string()
+                    "this cell's name or environment selects it".to_string()
                 };
                 expected.insert(key.clone(), why);
             }

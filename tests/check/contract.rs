@@ -159,6 +159,62 @@ fn key_removed_from_one_cell_fails_the_contract_and_the_manifest() {
     assert_eq!(used[0]["layers"], serde_json::json!(["controllers"]));
 }
 
+/// The contract's missing-key message says why the cell must write the key: every cell does, or
+/// the key selects this cell by environment.
+#[test]
+fn a_missing_key_says_why_this_cell_must_write_it() {
+    let dir = repo();
+    let added = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args([
+            "key",
+            "add",
+            "log_bucket",
+            "--terraform",
+            "var.name",
+            "--example",
+            "logs",
+            "--description",
+            "Bucket for logs",
+            "--env",
+            "dev",
+            "--no-input",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let tf = metadata_tf(DEV);
+    let text = read(&dir.path().join(&tf));
+    let removed: String = text
+        .lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            !l.starts_with("vpc_id ") && !l.starts_with("log_bucket ")
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(text.lines().count(), removed.lines().count() + 2);
+    fs::write(dir.path().join(&tf), removed).unwrap();
+
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{}", summary(&report));
+    let message = |key: &str| -> String {
+        with_code(&report, "missing-key")
+            .iter()
+            .filter(|f| f["file"] == tf.as_str())
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .find(|m| m.contains(&format!("has `{key}`")))
+            .unwrap_or_else(|| panic!("no contract finding for {key}: {}", summary(&report)))
+    };
+    assert!(message("vpc_id").contains("(every cell must write it)"));
+    assert!(message("log_bucket").contains("(this cell's name or environment selects it)"));
+}
+
 #[test]
 fn key_written_by_terraform_but_not_in_the_contract() {
     let dir = repo();
