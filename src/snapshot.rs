@@ -176,7 +176,7 @@ impl Snapshot {
     pub fn render_with_sample(
         &self,
         cell: &str,
-        cache: &mut BuildCache,
+        cache: &BuildCache,
     ) -> (CellObjects, BTreeMap<String, String>) {
         let loaded = match load_cell(&self.root, cell, cache) {
             Ok(loaded) => loaded,

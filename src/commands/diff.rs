@@ -27,8 +27,8 @@ pub fn run(session: &mut Session, args: DiffArgs) -> Result<ExitCode> {
         &base_name,
         &commit,
         &head,
-        &mut base.build_cache(mode),
-        &mut head.build_cache(mode),
+        &base.build_cache(mode),
+        &head.build_cache(mode),
     );
     let output = match args.format {
         DiffFormat::Text => diff.to_text(),

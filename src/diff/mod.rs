@@ -7,6 +7,7 @@ pub mod format;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -103,14 +104,14 @@ pub fn compare(
     base_name: &str,
     base_commit: &str,
     head: &Snapshot,
-    base_cache: &mut BuildCache,
-    head_cache: &mut BuildCache,
+    base_cache: &BuildCache,
+    head_cache: &BuildCache,
 ) -> Diff {
     let cells: BTreeSet<String> = base.cells.iter().chain(&head.cells).cloned().collect();
+    let list: Vec<&String> = cells.iter().collect();
+    let rendered = render_both_sides(&list, base, head, base_cache, head_cache);
     let mut diffs: Vec<(CellDiff, Samples)> = Vec::new();
-    for cell in &cells {
-        let (before, base_sample) = side(base, cell, base_cache);
-        let (after, head_sample) = side(head, cell, head_cache);
+    for (cell, ((before, base_sample), (after, head_sample))) in list.into_iter().zip(rendered) {
         let status = match (&before, &after) {
             (None, Some(_)) => ChangeKind::Added,
             (Some(_), None) => ChangeKind::Removed,
@@ -163,12 +164,62 @@ pub fn compare(
     }
 }
 
+/// One side of a cell: its objects (`None` when the cell is not there) and sample.
+type Side = (Option<CellObjects>, BTreeMap<String, String>);
+
+/// Every cell rendered at the base and in the working tree, in `cells`' order, on every core (as
+/// `check` does: the caches are shared, one cell per thread from start to end, so the result does
+/// not depend on timing).
+fn render_both_sides(
+    cells: &[&String],
+    base: &Snapshot,
+    head: &Snapshot,
+    base_cache: &BuildCache,
+    head_cache: &BuildCache,
+) -> Vec<(Side, Side)> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(cells.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let mut slots: Vec<Option<(Side, Side)>> = (0..cells.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let next = &next;
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(cell) = cells.get(i) else { break };
+                        done.push((
+                            i,
+                            (side(base, cell, base_cache), side(head, cell, head_cache)),
+                        ));
+                    }
+                    done
+                })
+            })
+            .collect();
+        for worker in workers {
+            match worker.join() {
+                Ok(done) => {
+                    for (i, sides) in done {
+                        slots[i] = Some(sides);
+                    }
+                }
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| slot.expect("every cell is rendered by one worker"))
+        .collect()
+}
+
 /// A cell's objects and sample on one side, `None` when the cell is not there.
-fn side(
-    snapshot: &Snapshot,
-    cell: &str,
-    cache: &mut BuildCache,
-) -> (Option<CellObjects>, BTreeMap<String, String>) {
+fn side(snapshot: &Snapshot, cell: &str, cache: &BuildCache) -> Side {
     if !snapshot.cells.iter().any(|c| c == cell) {
         return (None, BTreeMap::new());
     }
