@@ -168,13 +168,15 @@ fn cell(s: &str) -> String {
         .replace(['\n', '\r'], "<br>")
 }
 
-fn escape_data(s: &str) -> String {
+/// GitHub workflow-command escaping of a message (also used by `diff`'s annotations).
+pub(crate) fn escape_data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
-fn escape_property(s: &str) -> String {
+/// GitHub workflow-command escaping of a property value (`file=`, `title=`).
+pub(crate) fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 

@@ -6,7 +6,7 @@ mod cel;
 pub mod contract;
 pub mod findings;
 pub mod flux;
-mod format;
+pub(crate) mod format;
 pub mod layer;
 pub mod locate;
 pub mod markers;

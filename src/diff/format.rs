@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use super::{CellDiff, ChangeKind, Diff, Group, LayerDiff};
 use crate::check::ANNOTATIONS_PER_STEP;
 use crate::check::findings::plural;
+use crate::check::format::{escape_data, escape_property};
 
 /// Characters GitHub accepts in an issue or pull-request comment body (65,536), less room for
 /// the note saying what was left out.
@@ -355,16 +356,6 @@ fn html(s: &str) -> String {
 
 fn cell_md(s: &str) -> String {
     html(s).replace('|', "\\|").replace(['\r', '\n'], " ")
-}
-
-fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
 #[cfg(test)]
