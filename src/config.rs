@@ -294,6 +294,24 @@ pub fn ami_alias_problem(alias: &str) -> Option<String> {
 }
 
 impl Config {
+    /// `--env` values must be environments of this repository (did-you-mean otherwise).
+    pub fn check_env_flags(&self, environments: &[String]) -> Result<(), CellgenError> {
+        match environments
+            .iter()
+            .find(|env| !self.environments.contains(env))
+        {
+            None => Ok(()),
+            Some(env) => Err(CellgenError::InvalidFlag {
+                flag: "--env".into(),
+                reason: format!(
+                    "`{env}` is not an environment of this repository ({}).{}",
+                    self.environments.join(", "),
+                    crate::suggest::hint(env, self.environments.iter().map(String::as_str))
+                ),
+            }),
+        }
+    }
+
     /// Parses and validates `cellgen.yaml` text; `path` is only used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, CellgenError> {
         // Before any parser: libyaml is quadratic in bracket nesting.

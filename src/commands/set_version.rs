@@ -20,19 +20,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     let catalog = Catalog::load(&templates, &plan)?;
     let component = catalog.get(&args.component)?;
     let config = &repo.config;
-    for env in &args.environments {
-        if !config.environments.contains(env) {
-            return Err(CellgenError::InvalidFlag {
-                flag: "--env".into(),
-                reason: format!(
-                    "`{env}` is not an environment of this repository ({}).{}",
-                    config.environments.join(", "),
-                    suggest::hint(env, config.environments.iter().map(String::as_str))
-                ),
-            }
-            .into());
-        }
-    }
+    config.check_env_flags(&args.environments)?;
     let cells = repo.cells()?;
     for cell in &args.cells {
         if !cells.contains(cell) {

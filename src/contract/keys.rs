@@ -147,18 +147,7 @@ pub fn add(plan: &mut Plan, catalog: &Catalog, key: &NewKey) -> Result<KeyOutcom
             key.terraform.escape_debug()
         ),
     })?;
-    for env in &key.environments {
-        if !config.environments.contains(env) {
-            return Err(CellgenError::InvalidFlag {
-                flag: "--env".into(),
-                reason: format!(
-                    "`{env}` is not an environment of this repository ({}).{}",
-                    config.environments.join(", "),
-                    crate::suggest::hint(env, config.environments.iter().map(String::as_str))
-                ),
-            });
-        }
-    }
+    config.check_env_flags(&key.environments)?;
     let all = cells(plan, &config)?;
     for cell in &key.cells {
         if !all.iter().any(|c| &c.name == cell) {
