@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Finding;
 use crate::config::{CONFIG_FILE, Config};
-use crate::merge::{OURS_MARKER, marker_lines};
+use crate::merge::{BASE_MARKER, OURS_MARKER, THEIRS_MARKER, marker_lines};
 use crate::repo::{cell_flux_dir, cell_terraform_dir};
 
 /// Findings for cellgen.yaml, the repository's generated files and shared directories, and the
@@ -64,6 +64,14 @@ fn scan(root: &Path, file: &Path, cell: Option<&str>, findings: &mut Vec<Finding
     let Ok(text) = std::fs::read_to_string(root.join(file)) else {
         return;
     };
+    // Almost every file has no marker: three substring searches over the bytes settle it
+    // without walking the lines (a marker line holds one of these runs).
+    if ![OURS_MARKER, BASE_MARKER, THEIRS_MARKER]
+        .iter()
+        .any(|m| text.contains(m))
+    {
+        return;
+    }
     let lines = marker_lines(&text);
     let Some(first) = lines.first() else {
         return;
