@@ -220,9 +220,24 @@ mod tests {
 
     /// Header lines: harmless comments, and lines that must not be dropped.
     const HEADERS: &[&str] = &[
-        "# cell a", "", "   # b", "\t# tab", "# [", "# {{", "# ]", "# a\rkind: X", "---",
-        "--- # c", "...", "%YAML 1.1", "# \u{85}", "# \u{1}", "\u{feff}# bom", "# é ✓",
-        "a: 1", "   ",
+        "# cell a",
+        "",
+        "   # b",
+        "\t# tab",
+        "# [",
+        "# {{",
+        "# ]",
+        "# a\rkind: X",
+        "---",
+        "--- # c",
+        "...",
+        "%YAML 1.1",
+        "# \u{85}",
+        "# \u{1}",
+        "\u{feff}# bom",
+        "# é ✓",
+        "a: 1",
+        "   ",
     ];
     /// Bodies: valid streams, lists kio unwraps, and broken ones.
     const BODIES: &[&str] = &[

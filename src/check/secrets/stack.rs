@@ -117,13 +117,13 @@ impl File {
     /// blanks, or after a `/* */` comment, so a text holding one always may).
     fn may_call_module(&self) -> bool {
         self.text.contains("/*")
-            // The substring search settles most files without walking their lines.
-            || self.text.contains("module") && self.text.lines().any(|line| {
-                line.trim_start()
-                    .strip_prefix("module")
-                    .is_some_and(|rest| {
-                        !rest.starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
-                    })
+            // Each `module` word, not each line: blanks before it on its line, no name
+            // character after it.
+            || memchr::memmem::find_iter(self.text.as_bytes(), b"module").any(|at| {
+                let line_start = self.text[..at].rfind('\n').map_or(0, |n| n + 1);
+                self.text[line_start..at].chars().all(char::is_whitespace)
+                    && !self.text[at + "module".len()..]
+                        .starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
             })
     }
 
@@ -339,4 +339,45 @@ fn read_tfvars(root: &Path, real_root: &Path, stack: &Path) -> HashMap<String, (
         }
     }
     values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line-by-line reading `may_call_module` replaces.
+    fn by_lines(text: &str) -> bool {
+        text.contains("/*")
+            || text.lines().any(|line| {
+                line.trim_start()
+                    .strip_prefix("module")
+                    .is_some_and(|rest| {
+                        !rest.starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
+                    })
+            })
+    }
+
+    #[test]
+    fn module_calls_are_found_as_line_by_line() {
+        for text in [
+            "module \"vpc\" {\n}\n",
+            "  module \"a\" {}\n",
+            "\u{a0}\tmodule{\n",
+            "x = 1\nmodule\r\n",
+            "source = \"terraform-aws-modules/eks/aws\"\n",
+            "# a module here\nmodules = 1\n",
+            "module_x = 1\nmodule.a = 2\n",
+            "abc\rmodule \"a\" {}\n",
+            "/* module */",
+            "",
+            "module",
+        ] {
+            let file = File {
+                shown: String::new(),
+                text: text.to_string(),
+                body: OnceLock::new(),
+            };
+            assert_eq!(file.may_call_module(), by_lines(text), "{text:?}");
+        }
+    }
 }
