@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use base64::Engine;
 use serde_json::Value;
 
+use crate::kustomize::source::Access;
 use crate::kustomize::{BuildError, FluxFields, Mode, Repo, Resource};
 use crate::substitute::{PostBuild, Prepared, SubstError, SubstituteOptions, Vars};
 pub use layer::{BOOTSTRAP, FluxLayer, ObjectRef, PostBuildSpec, SubstituteRef, Unsupported};
@@ -37,6 +38,8 @@ pub type PreparedObjects = Arc<[OnceLock<Prepared>]>;
 struct Entry {
     built: Built,
     prepared: PreparedObjects,
+    /// What the build read, when its cache records (see [`BuildCache::recording`]).
+    reads: Option<Arc<[Access]>>,
 }
 
 /// A build's key (layer path, Flux fields) and its slot, filled once.
@@ -51,6 +54,14 @@ pub struct BuildCache {
     builds: Mutex<Slots>,
     /// Components found buildable, by (layer path, entry, missing_ok): cells list the same ones.
     components_ok: Mutex<HashSet<(String, String, bool)>>,
+    source: crate::kustomize::source::Source,
+    /// Whether builds keep what they read, for another cache to share them.
+    record: bool,
+    /// What opening the repository read (`.sourceignore` files), when recording.
+    open_reads: Option<Vec<Access>>,
+    /// A recording cache of the same repository at another source: its builds are taken
+    /// when every read they made answers the same here.
+    shared: Option<Arc<BuildCache>>,
 }
 
 impl BuildCache {
@@ -64,11 +75,63 @@ impl BuildCache {
         source: crate::kustomize::source::Source,
         mode: Mode,
     ) -> BuildCache {
+        BuildCache::open(root, source, mode, false, None)
+    }
+
+    /// Like [`BuildCache::with_source`], keeping what each build reads, so that a cache made
+    /// with [`BuildCache::sharing`] takes the builds that read the same there.
+    pub fn recording(
+        root: &Path,
+        source: crate::kustomize::source::Source,
+        mode: Mode,
+    ) -> BuildCache {
+        BuildCache::open(root, source, mode, true, None)
+    }
+
+    /// Builds of the repository at `root` as `source` has it, taking `other`'s (a recording
+    /// cache, same root and mode) when every file and directory they read is the same here:
+    /// `cellgen diff` builds an unchanged layer once for both sides. Nothing is shared when
+    /// opening the repository read differently (a `.sourceignore` changed).
+    pub fn sharing(
+        root: &Path,
+        source: crate::kustomize::source::Source,
+        mode: Mode,
+        other: Arc<BuildCache>,
+    ) -> BuildCache {
+        BuildCache::open(root, source, mode, false, Some(other))
+    }
+
+    fn open(
+        root: &Path,
+        source: crate::kustomize::source::Source,
+        mode: Mode,
+        record: bool,
+        shared: Option<Arc<BuildCache>>,
+    ) -> BuildCache {
+        let open = || Repo::open_source(root, source.clone());
+        let (repo, reads) = if record {
+            crate::kustomize::source::recording(open)
+        } else {
+            (open(), Vec::new())
+        };
+        let shared = shared.filter(|other| {
+            other.mode == mode
+                && other.repo.is_ok()
+                && repo.is_ok()
+                && other
+                    .open_reads
+                    .as_ref()
+                    .is_some_and(|reads| source.replays(reads))
+        });
         BuildCache {
-            repo: Repo::open_source(root, source).map_err(Arc::new),
+            repo: repo.map_err(Arc::new),
             mode,
             builds: Mutex::new(HashMap::new()),
             components_ok: Mutex::new(HashSet::new()),
+            source,
+            record,
+            open_reads: record.then_some(reads),
+            shared,
         }
     }
 
@@ -83,17 +146,42 @@ impl BuildCache {
             .clone();
         // Built outside the map's lock, so other builds go on meanwhile.
         slot.get_or_init(|| {
-            let built: Built = Arc::new(match &self.repo {
-                Ok(repo) => repo.build(path, flux, self.mode).map_err(Arc::new),
-                Err(e) => Err(e.clone()),
-            });
+            if let Some(entry) = self.shared_entry(path, flux) {
+                return entry;
+            }
+            let build = || -> Built {
+                Arc::new(match &self.repo {
+                    Ok(repo) => repo.build(path, flux, self.mode).map_err(Arc::new),
+                    Err(e) => Err(e.clone()),
+                })
+            };
+            let (built, reads) = if self.record {
+                let (built, reads) = crate::kustomize::source::recording(build);
+                (built, Some(reads.into()))
+            } else {
+                (build(), None)
+            };
             let count = built.as_ref().as_ref().map_or(0, Vec::len);
             Entry {
                 built,
                 prepared: (0..count).map(|_| OnceLock::new()).collect(),
+                reads,
             }
         })
         .clone()
+    }
+
+    /// The shared cache's build of (`path`, `flux`), when it has made it and every read it made
+    /// answers the same here. Only a finished build is taken (never waited for): the shared
+    /// cache does not depend on this one, and a build not yet made is simply made here.
+    fn shared_entry(&self, path: &str, flux: &FluxFields) -> Option<Entry> {
+        let other = self.shared.as_ref()?;
+        let slot = lock(&other.builds)
+            .get(&(path.to_string(), flux.clone()))?
+            .clone();
+        let entry = slot.get()?;
+        let reads = entry.reads.as_ref()?;
+        self.source.replays(reads).then(|| entry.clone())
     }
 
     /// Whether `component` (a `spec.components` entry of a layer at `path`, written in

@@ -125,6 +125,12 @@ impl Fs {
             cur.push(c);
             let last = comps.peek().is_none();
             if !last && self.is_clean(&cur) {
+                // Known from an earlier build: a recording of this build still needs it.
+                super::source::note(|| super::source::Access::Kind {
+                    root: self.root.clone(),
+                    abs: cur.clone(),
+                    seen: Ok(Kind::Dir),
+                });
                 continue;
             }
             let kind = match self.source.kind(&self.root, &cur) {

@@ -7,6 +7,7 @@
 //! repository root (which may be a sub-directory of the Git work tree: `ls-tree` run there lists
 //! that sub-tree only, relative to it).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -236,9 +237,130 @@ fn relative(root: &Path, abs: &Path) -> PathBuf {
         .collect()
 }
 
+/// One read a build made through a [`Source`], and what it saw. A build reads nothing else
+/// (the kustomize code reads only through `Fs`, and `Fs` only through `Source`), so a build
+/// whose reads all answer the same on another source builds the same there: `cellgen diff`
+/// builds an unchanged layer once for the base and the working tree (`render::BuildCache`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    Kind {
+        root: PathBuf,
+        abs: PathBuf,
+        seen: Result<Kind, IoError>,
+    },
+    Read {
+        root: PathBuf,
+        abs: PathBuf,
+        seen: Result<Vec<u8>, IoError>,
+    },
+    /// Entries sorted by name (the disk lists them in no fixed order).
+    ReadDir {
+        root: PathBuf,
+        abs: PathBuf,
+        seen: Result<Vec<(OsString, Kind)>, IoError>,
+    },
+}
+
+/// An I/O error as a build reports it: its kind and message.
+pub type IoError = (io::ErrorKind, String);
+
+fn io_error(e: impl std::borrow::Borrow<io::Error>) -> IoError {
+    let e = e.borrow();
+    (e.kind(), e.to_string())
+}
+
+thread_local! {
+    /// The reads of the recording under way on this thread (builds run on one thread each).
+    static LOG: RefCell<Option<Vec<Access>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` and returns what it read through any [`Source`] on this thread.
+pub fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<Access>) {
+    let outer = LOG.with(|l| l.borrow_mut().replace(Vec::new()));
+    let out = f();
+    let log = LOG
+        .with(|l| std::mem::replace(&mut *l.borrow_mut(), outer))
+        .unwrap_or_default();
+    // An enclosing recording saw these reads too.
+    LOG.with(|l| {
+        if let Some(outer) = l.borrow_mut().as_mut() {
+            outer.extend(log.iter().cloned());
+        }
+    });
+    (out, log)
+}
+
+/// Adds `access` to the recording under way, if any: for answers a caller remembers instead of
+/// asking again (`Fs` knows which directories hold no link).
+pub fn note(access: impl FnOnce() -> Access) {
+    LOG.with(|l| {
+        if let Some(log) = l.borrow_mut().as_mut() {
+            log.push(access());
+        }
+    });
+}
+
+fn sorted(mut entries: Vec<(OsString, Kind)>) -> Vec<(OsString, Kind)> {
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries
+}
+
 impl Source {
+    /// Whether every read of `log` answers the same on this source.
+    pub fn replays(&self, log: &[Access]) -> bool {
+        log.iter().all(|access| match access {
+            Access::Kind { root, abs, seen } => {
+                self.kind_unrecorded(root, abs).map_err(io_error) == *seen
+            }
+            Access::Read { root, abs, seen } => {
+                let now = self.read_unrecorded(root, abs).map_err(io_error);
+                now.as_deref() == seen.as_deref()
+            }
+            Access::ReadDir { root, abs, seen } => {
+                self.read_dir_unrecorded(root, abs)
+                    .map(sorted)
+                    .map_err(io_error)
+                    == *seen
+            }
+        })
+    }
+
     /// What `abs` (under `root`) is, without following a symbolic link.
     pub fn kind(&self, root: &Path, abs: &Path) -> io::Result<Kind> {
+        let out = self.kind_unrecorded(root, abs);
+        note(|| Access::Kind {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(|k| *k).map_err(io_error),
+        });
+        out
+    }
+
+    pub fn read(&self, root: &Path, abs: &Path) -> io::Result<Vec<u8>> {
+        let out = self.read_unrecorded(root, abs);
+        note(|| Access::Read {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(Clone::clone).map_err(io_error),
+        });
+        out
+    }
+
+    /// The entries of directory `abs`, unsorted for the disk.
+    pub fn read_dir(&self, root: &Path, abs: &Path) -> io::Result<Vec<(OsString, Kind)>> {
+        let out = self.read_dir_unrecorded(root, abs);
+        note(|| Access::ReadDir {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out
+                .as_ref()
+                .map(|e| sorted(e.clone()))
+                .map_err(io_error),
+        });
+        out
+    }
+
+    fn kind_unrecorded(&self, root: &Path, abs: &Path) -> io::Result<Kind> {
         match self {
             Source::Disk => match std::fs::symlink_metadata(abs) {
                 Ok(m) if m.file_type().is_symlink() => Ok(Kind::Link),
@@ -259,7 +381,7 @@ impl Source {
         }
     }
 
-    pub fn read(&self, root: &Path, abs: &Path) -> io::Result<Vec<u8>> {
+    fn read_unrecorded(&self, root: &Path, abs: &Path) -> io::Result<Vec<u8>> {
         match self {
             Source::Disk => std::fs::read(abs),
             Source::Tree(tree) => tree
@@ -270,8 +392,7 @@ impl Source {
         }
     }
 
-    /// The entries of directory `abs`, unsorted for the disk.
-    pub fn read_dir(&self, root: &Path, abs: &Path) -> io::Result<Vec<(OsString, Kind)>> {
+    fn read_dir_unrecorded(&self, root: &Path, abs: &Path) -> io::Result<Vec<(OsString, Kind)>> {
         match self {
             Source::Disk => {
                 let mut out = Vec::new();
