@@ -252,9 +252,13 @@ pub struct RenderedLayer {
     /// Whether Flux substitutes this layer's objects at all (`postBuild` set, and variables
     /// defined or `substituteStrategy: Always`).
     pub substitutes: bool,
-    /// One per built resource: the object as Flux applies it, or why substitution fails.
-    pub objects: Vec<Result<Value, SubstError>>,
+    /// One per built resource: the object as Flux applies it, or why substitution fails
+    /// (shared with the rendering it was taken from, see [`render_layers_reusing`]).
+    pub objects: AppliedObjects,
 }
+
+/// What Flux applies for each resource of a layer's build.
+pub type AppliedObjects = Arc<Vec<Result<Value, SubstError>>>;
 
 impl RenderedLayer {
     pub fn resources(&self) -> &[Resource] {
@@ -272,7 +276,7 @@ impl RenderedLayer {
 
     /// Built resources next to what Flux applies for each.
     pub fn pairs(&self) -> impl Iterator<Item = (&Resource, &Result<Value, SubstError>)> {
-        self.resources().iter().zip(&self.objects)
+        self.resources().iter().zip(self.objects.iter())
     }
 }
 
@@ -386,6 +390,19 @@ pub fn render_layers(
     metadata: &BTreeMap<String, String>,
     cache: &BuildCache,
 ) -> RenderedCell {
+    render_layers_reusing(cell, metadata, cache, None)
+}
+
+/// [`render_layers`], taking from `previous` (the same cell rendered from another source with
+/// a [`BuildCache::sharing`] cache) each layer whose result is bound to be the same: the same
+/// build (one `Arc`), the same Flux Kustomization object and the same variables. Substitution
+/// is a function of those alone, so the objects are shared instead of substituted again.
+pub fn render_layers_reusing(
+    cell: CellLayers,
+    metadata: &BTreeMap<String, String>,
+    cache: &BuildCache,
+    previous: Option<&RenderedCell>,
+) -> RenderedCell {
     let CellLayers {
         cell_objects,
         layers,
@@ -404,6 +421,7 @@ pub fn render_layers(
         layers: &layers,
         builds: &entries,
         metadata,
+        previous,
         done: vec![None; layers.len()],
         in_progress: vec![false; layers.len()],
     };
@@ -456,7 +474,7 @@ fn dependency_order(mut layers: Vec<FluxLayer>) -> Vec<FluxLayer> {
     ordered
 }
 
-type Done = (Vec<Source>, Vars, bool, Vec<Result<Value, SubstError>>);
+type Done = (Vec<Source>, Vars, bool, AppliedObjects);
 
 /// Renders layers in the order their `substituteFrom` sources need: a layer reading a ConfigMap
 /// another layer renders is substituted after it (a cycle leaves the source unseen).
@@ -465,6 +483,7 @@ struct Renderer<'a> {
     layers: &'a [FluxLayer],
     builds: &'a [Entry],
     metadata: &'a BTreeMap<String, String>,
+    previous: Option<&'a RenderedCell>,
     done: Vec<Option<Done>>,
     in_progress: Vec<bool>,
 }
@@ -502,6 +521,32 @@ impl Renderer<'_> {
             strategy_always: post_build.strategy_always,
         };
         let entry = &self.builds[i];
+        let same = |p: &&RenderedLayer| {
+            Arc::ptr_eq(&p.build, &entry.built)
+                && p.substitutes == substitutes
+                && p.vars == vars
+                && p.layer.object == layer.object
+                && p.layer.file == layer.file
+        };
+        let reused = self
+            .previous
+            .and_then(|p| p.layers.iter().find(same))
+            .map(|p| p.objects.clone());
+        let objects =
+            reused.unwrap_or_else(|| self.substitute(layer, entry, &vars, substitutes, &options));
+        self.in_progress[i] = false;
+        self.done[i] = Some((sources, vars, substitutes, objects));
+    }
+
+    /// The objects of `entry`'s build as Flux applies them for `layer`.
+    fn substitute(
+        &self,
+        layer: &FluxLayer,
+        entry: &Entry,
+        vars: &Vars,
+        substitutes: bool,
+        options: &SubstituteOptions,
+    ) -> AppliedObjects {
         let objects = match entry.built.as_ref() {
             Ok(resources) => resources
                 .iter()
@@ -510,7 +555,7 @@ impl Renderer<'_> {
                     let mut object = if substitutes {
                         // substitute_object, with the work shared between cells.
                         prepared(&entry.prepared, resources, at)
-                            .substitute(&r.object, &vars, &options)?
+                            .substitute(&r.object, vars, options)?
                     } else {
                         r.object.clone()
                     };
@@ -520,8 +565,7 @@ impl Renderer<'_> {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        self.in_progress[i] = false;
-        self.done[i] = Some((sources, vars, substitutes, objects));
+        Arc::new(objects)
     }
 
     /// Where layer `i`'s `reference` comes from, and its data when known.

@@ -19,17 +19,17 @@ pub fn run(session: &mut Session, args: DiffArgs) -> Result<ExitCode> {
         Some(rev) => (rev.clone(), resolve(&repo, rev)?),
         None => default_base(&repo)?,
     };
-    let base = Snapshot::at_commit(&repo.root, &commit)?;
-    let head = Snapshot::working(&repo)?;
     let mode = super::kustomize_mode(args.kustomize);
-    let diff = diff::compare(
-        &base,
-        &base_name,
-        &commit,
-        &head,
-        &base.build_cache(mode),
-        &head.build_cache(mode),
-    );
+    let root = repo.root.clone();
+    let load_base = || Snapshot::at_commit(&root, &commit);
+    let diff = match Snapshot::working(&repo) {
+        Ok(head) => diff::compare(&head, load_base, &base_name, &commit, mode)?,
+        // The base's error first, as when the base was read before the working tree.
+        Err(e) => {
+            load_base()?;
+            return Err(e.into());
+        }
+    };
     let output = match args.format {
         DiffFormat::Text => diff.to_text(),
         DiffFormat::Json => diff.to_json(),

@@ -352,10 +352,7 @@ impl Source {
         note(|| Access::ReadDir {
             root: root.to_path_buf(),
             abs: abs.to_path_buf(),
-            seen: out
-                .as_ref()
-                .map(|e| sorted(e.clone()))
-                .map_err(io_error),
+            seen: out.as_ref().map(|e| sorted(e.clone())).map_err(io_error),
         });
         out
     }
