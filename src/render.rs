@@ -57,8 +57,6 @@ pub struct BuildCache {
     source: crate::kustomize::source::Source,
     /// Whether builds keep what they read, for another cache to share them.
     record: bool,
-    /// What opening the repository read (`.sourceignore` files), when recording.
-    open_reads: Option<Vec<Access>>,
     /// A recording cache of the same repository at another source: its builds are taken
     /// when every read they made answers the same here.
     shared: Option<Arc<BuildCache>>,
@@ -90,8 +88,8 @@ impl BuildCache {
 
     /// Builds of the repository at `root` as `source` has it, taking `other`'s (a recording
     /// cache, same root and mode) when every file and directory they read is the same here:
-    /// `cellgen diff` builds an unchanged layer once for both sides. Nothing is shared when
-    /// opening the repository read differently (a `.sourceignore` changed).
+    /// `cellgen diff` builds an unchanged layer once for both sides. Nothing is shared when the
+    /// artifact rules differ (a `.sourceignore` changed).
     pub fn sharing(
         root: &Path,
         source: crate::kustomize::source::Source,
@@ -108,20 +106,13 @@ impl BuildCache {
         record: bool,
         shared: Option<Arc<BuildCache>>,
     ) -> BuildCache {
-        let open = || Repo::open_source(root, source.clone());
-        let (repo, reads) = if record {
-            crate::kustomize::source::recording(open)
-        } else {
-            (open(), Vec::new())
-        };
+        let repo = Repo::open_source(root, source.clone());
         let shared = shared.filter(|other| {
             other.mode == mode
-                && other.repo.is_ok()
-                && repo.is_ok()
-                && other
-                    .open_reads
-                    .as_ref()
-                    .is_some_and(|reads| source.replays(reads))
+                && match (&other.repo, &repo) {
+                    (Ok(theirs), Ok(ours)) => theirs.same_rules(ours),
+                    _ => false,
+                }
         });
         BuildCache {
             repo: repo.map_err(Arc::new),
@@ -130,9 +121,13 @@ impl BuildCache {
             components_ok: Mutex::new(HashSet::new()),
             source,
             record,
-            open_reads: record.then_some(reads),
             shared,
         }
+    }
+
+    /// Whether this cache keeps what its builds read ([`BuildCache::recording`]).
+    pub fn records(&self) -> bool {
+        self.record
     }
 
     pub fn build(&self, path: &str, flux: &FluxFields) -> Built {

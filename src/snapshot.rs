@@ -16,7 +16,7 @@ use crate::config::{CONFIG_FILE, Config};
 use crate::error::CellgenError;
 use crate::kustomize::Mode;
 use crate::kustomize::Resource;
-use crate::kustomize::source::{GitTree, Source};
+use crate::kustomize::source::{Access, GitTree, Source, recording};
 use crate::render::{
     AppliedObjects, BuildCache, Built, RenderedCell, RenderedLayer, load_cell,
     render_layers_reusing, str_at,
@@ -104,6 +104,9 @@ pub type CellObjects = Result<Vec<(String, Arc<LayerObjects>)>, String>;
 pub struct RenderedSide {
     pub objects: CellObjects,
     pub sample: BTreeMap<String, String>,
+    /// What the sample was made from, when the cache records: the components, and every file
+    /// read for it.
+    sample_inputs: Option<(BTreeSet<String>, Vec<Access>)>,
     rendered: Option<RenderedCell>,
     /// The objects of the cell directory and of each of `rendered.layers`.
     directory: Option<Arc<LayerObjects>>,
@@ -235,12 +238,15 @@ impl Snapshot {
     /// `check` leaves them out: they are reported on their line there), and the sample (empty
     /// when the cell's directory does not build). `other` is the same cell rendered from another
     /// snapshot, with a cache this one's shares builds with ([`BuildCache::sharing`]): what is
-    /// bound to be the same is taken from it, not rendered again.
+    /// bound to be the same is taken from it, not rendered again. `same_contract` says both
+    /// snapshots have the same configuration and catalog: the sample is then taken too when
+    /// the cell runs the same components and every file read for it is the same here.
     pub fn render_side(
         &self,
         cell: &str,
         cache: &BuildCache,
         other: Option<&RenderedSide>,
+        same_contract: bool,
     ) -> RenderedSide {
         let loaded = match load_cell(&self.root, cell, cache) {
             Ok(loaded) => loaded,
@@ -252,13 +258,27 @@ impl Snapshot {
                 return RenderedSide {
                     objects: Err(message),
                     sample: BTreeMap::new(),
+                    sample_inputs: None,
                     rendered: None,
                     directory: None,
                     layers: Vec::new(),
                 };
             }
         };
-        let sample = self.sample(cell, &loaded.components());
+        let components = loaded.components();
+        let taken = other
+            .filter(|_| same_contract)
+            .and_then(|o| o.sample_inputs.as_ref().map(|i| (o, i)))
+            .filter(|(_, (theirs, reads))| *theirs == components && self.source.replays(reads))
+            .map(|(o, _)| o.sample.clone());
+        let (sample, sample_inputs) = match taken {
+            Some(sample) => (sample, None),
+            None if cache.records() => {
+                let (sample, reads) = recording(|| self.sample(cell, &components));
+                (sample, Some((components, reads)))
+            }
+            None => (self.sample(cell, &components), None),
+        };
         let mut data = sample.clone();
         data.retain(|k, _| crate::keys::is_valid_key_name(k));
         let previous = other.and_then(|o| o.rendered.as_ref());
@@ -317,6 +337,7 @@ impl Snapshot {
         RenderedSide {
             objects: Ok(out),
             sample,
+            sample_inputs,
             rendered: Some(rendered),
             directory: Some(directory),
             layers,

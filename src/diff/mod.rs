@@ -117,7 +117,7 @@ pub fn compare<E: Send>(
     let (base, head_sides) = std::thread::scope(|scope| {
         let loader = scope.spawn(base);
         let sides = on_every_core(&head_cells, |cell| {
-            head.render_side(cell, &head_cache, None)
+            head.render_side(cell, &head_cache, None, false)
         });
         let base = loader
             .join()
@@ -134,12 +134,13 @@ pub fn compare<E: Send>(
         .collect();
     let cells: BTreeSet<String> = base.cells.iter().chain(&head.cells).cloned().collect();
     let list: Vec<&String> = cells.iter().collect();
+    let same_contract = base.config == head.config && base.catalog == head.catalog;
     let compared = on_every_core(&list, |cell| {
         let after = head_sides.get(cell.as_str());
         let before = base
             .cells
             .contains(cell)
-            .then(|| base.render_side(cell, &base_cache, after));
+            .then(|| base.render_side(cell, &base_cache, after, same_contract));
         compare_sides(&head.config.environments, cell, before, after)
     });
     let diffs: Vec<(CellDiff, String, String)> = compared.into_iter().flatten().collect();

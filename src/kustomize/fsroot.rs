@@ -83,6 +83,12 @@ impl Fs {
         })
     }
 
+    /// Whether `other` reads the same root with the same artifact rules (`.sourceignore`):
+    /// then a build reading the same answers from both gives the same result.
+    pub fn same_rules(&self, other: &Fs) -> bool {
+        self.root == other.root && self.ignore == other.ignore
+    }
+
     /// The rule that leaves `abs` (a file, or with `is_dir` a directory) out of the artifact.
     pub fn ignored(&self, abs: &Path, is_dir: bool) -> Option<&Pattern> {
         self.ignore.excluded_by(&self.rel(abs), is_dir)

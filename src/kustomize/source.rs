@@ -7,6 +7,7 @@
 //! repository root (which may be a sub-directory of the Git work tree: `ls-tree` run there lists
 //! that sub-tree only, relative to it).
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -113,7 +114,10 @@ impl GitTree {
             let path = PathBuf::from(path);
             let mut parent = path.parent();
             while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
-                tree.dirs.insert(p.to_path_buf());
+                // A directory already there has its parents there too.
+                if tree.dirs.contains(p) || !tree.dirs.insert(p.to_path_buf()) {
+                    break;
+                }
                 parent = p.parent();
             }
             match mode {
@@ -230,11 +234,17 @@ fn not_found() -> io::Error {
 }
 
 /// `abs` relative to `root`, for a Git tree (paths are lexically normal there).
-fn relative(root: &Path, abs: &Path) -> PathBuf {
+fn relative<'a>(root: &Path, abs: &'a Path) -> Cow<'a, Path> {
     let rel = abs.strip_prefix(root).unwrap_or(abs);
-    rel.components()
-        .filter(|c| !matches!(c, Component::CurDir))
-        .collect()
+    if rel.components().any(|c| matches!(c, Component::CurDir)) {
+        Cow::Owned(
+            rel.components()
+                .filter(|c| !matches!(c, Component::CurDir))
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(rel)
+    }
 }
 
 /// One read a build made through a [`Source`], and what it saw. A build reads nothing else
@@ -312,10 +322,19 @@ impl Source {
             Access::Kind { root, abs, seen } => {
                 self.kind_unrecorded(root, abs).map_err(io_error) == *seen
             }
-            Access::Read { root, abs, seen } => {
-                let now = self.read_unrecorded(root, abs).map_err(io_error);
-                now.as_deref() == seen.as_deref()
-            }
+            Access::Read { root, abs, seen } => match self {
+                // Compared in place: the tree is in memory.
+                Source::Tree(tree) if seen.is_ok() => {
+                    tree.files
+                        .get(relative(root, abs).as_ref())
+                        .map(Vec::as_slice)
+                        == seen.as_deref().ok()
+                }
+                _ => {
+                    let now = self.read_unrecorded(root, abs).map_err(io_error);
+                    now.as_deref() == seen.as_deref()
+                }
+            },
             Access::ReadDir { root, abs, seen } => {
                 self.read_dir_unrecorded(root, abs)
                     .map(sorted)
@@ -383,7 +402,7 @@ impl Source {
             Source::Disk => std::fs::read(abs),
             Source::Tree(tree) => tree
                 .files
-                .get(&relative(root, abs))
+                .get(relative(root, abs).as_ref())
                 .cloned()
                 .ok_or_else(not_found),
         }
