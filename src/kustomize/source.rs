@@ -2,8 +2,10 @@
 //! (`cellgen diff` renders a commit without checking it out). `Fs` reads only through this, so a
 //! build at a commit runs exactly the code a build of the working tree runs.
 //!
-//! A Git tree is read once, whole, with `git ls-tree -r -z` and `git cat-file --batch`: the
-//! repository is not touched and nothing is written. Paths are relative to the cellgen
+//! A Git tree is listed once with `git ls-tree -r -z`; a file's contents are read when first
+//! asked for, from one `git cat-file --batch` kept open (most files of a commit are never read,
+//! or are compared by object id, see `Source::replays`). The repository is not touched and
+//! nothing is written. Paths are relative to the cellgen
 //! repository root (which may be a sub-directory of the Git work tree: `ls-tree` run there lists
 //! that sub-tree only, relative to it).
 
@@ -13,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What a path is, before Flux's artifact rules are applied (see `Fs::entry`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,18 +29,85 @@ pub enum Kind {
     Missing,
 }
 
-/// The files of one commit, in memory.
+/// The files of one commit: listed in memory, read on demand.
 #[derive(Debug, Default)]
 pub struct GitTree {
     /// The commit read, as `git rev-parse` printed it.
     pub commit: String,
-    files: BTreeMap<PathBuf, Vec<u8>>,
+    files: BTreeMap<PathBuf, Blob>,
+    /// Where `git cat-file` runs, and the process once started.
+    root: PathBuf,
+    reader: Mutex<Option<CatFile>>,
     links: BTreeSet<PathBuf>,
     /// Every directory holding an entry (the root excluded).
     dirs: BTreeSet<PathBuf>,
     others: BTreeSet<PathBuf>,
     /// Each directory's entries (the root's under ""), sorted by name.
     children: BTreeMap<PathBuf, Vec<(OsString, Kind)>>,
+}
+
+/// A regular file of the tree: its object id, and its contents once read.
+#[derive(Debug, Default)]
+struct Blob {
+    oid: String,
+    contents: OnceLock<Result<Vec<u8>, String>>,
+}
+
+/// A `git cat-file --batch` answering one object id at a time.
+#[derive(Debug)]
+struct CatFile {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl CatFile {
+    fn start(root: &Path) -> io::Result<CatFile> {
+        let mut child = git(root)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        Ok(CatFile {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    fn read(&mut self, oid: &str) -> io::Result<Vec<u8>> {
+        let stdin = self.stdin.as_mut().expect("open until dropped");
+        stdin.write_all(format!("{oid}\n").as_bytes())?;
+        stdin.flush()?;
+        let mut header = String::new();
+        self.stdout.read_line(&mut header)?;
+        // "<oid> blob <size>", or "<oid> missing".
+        let size: usize = header
+            .split_whitespace()
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                io::Error::other(format!(
+                    "`git cat-file --batch` answered `{}` for {oid}",
+                    header.trim()
+                ))
+            })?;
+        let mut body = vec![0; size + 1];
+        self.stdout.read_exact(&mut body)?;
+        body.pop();
+        Ok(body)
+    }
+}
+
+impl Drop for CatFile {
+    fn drop(&mut self) {
+        // Closing its input ends it.
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 /// Why a Git tree could not be read.
@@ -100,9 +169,9 @@ impl GitTree {
         let listing = git_output(root, &["ls-tree", "-r", "-z", &commit])?;
         let mut tree = GitTree {
             commit: commit.clone(),
+            root: root.to_path_buf(),
             ..GitTree::default()
         };
-        let mut blobs: Vec<(String, PathBuf)> = Vec::new();
         for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             // "<mode> <type> <oid>\t<path>"
             let text = String::from_utf8_lossy(record);
@@ -124,13 +193,20 @@ impl GitTree {
                 "120000" => {
                     tree.links.insert(path);
                 }
-                "100644" | "100755" | "100664" => blobs.push((oid.to_string(), path)),
+                "100644" | "100755" | "100664" => {
+                    tree.files.insert(
+                        path,
+                        Blob {
+                            oid: oid.to_string(),
+                            contents: OnceLock::new(),
+                        },
+                    );
+                }
                 _ => {
                     tree.others.insert(path);
                 }
             }
         }
-        tree.files = cat_blobs(root, blobs)?;
         let mut children: BTreeMap<PathBuf, BTreeMap<OsString, Kind>> = BTreeMap::new();
         let entries = (tree.files.keys().map(|p| (p, Kind::File)))
             .chain(tree.dirs.iter().map(|p| (p, Kind::Dir)))
@@ -167,57 +243,62 @@ impl GitTree {
         }
     }
 
+    /// The contents of file `rel`, read from Git the first time.
+    fn contents(&self, rel: &Path) -> io::Result<Vec<u8>> {
+        let blob = self.files.get(rel).ok_or_else(not_found)?;
+        let contents = blob.contents.get_or_init(|| {
+            let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+            if reader.is_none() {
+                *reader = Some(CatFile::start(&self.root).map_err(|e| e.to_string())?);
+            }
+            let cat = reader.as_mut().expect("started");
+            cat.read(&blob.oid).map_err(|e| {
+                // A broken exchange leaves the process unusable: start another next time.
+                *reader = None;
+                format!("cannot read {} from Git: {e}", rel.display())
+            })
+        });
+        contents.clone().map_err(io::Error::other)
+    }
+
+    /// Whether file `rel` holds exactly `bytes`: by object id when the repository's hash is
+    /// known, without reading the file from Git.
+    fn holds(&self, rel: &Path, bytes: &[u8]) -> bool {
+        let Some(blob) = self.files.get(rel) else {
+            return false;
+        };
+        match object_id(bytes, blob.oid.len()) {
+            Some(oid) => oid == blob.oid,
+            None => self.contents(rel).is_ok_and(|c| c == bytes),
+        }
+    }
+
     fn children(&self, rel: &Path) -> Vec<(OsString, Kind)> {
         self.children.get(rel).cloned().unwrap_or_default()
     }
 }
 
-/// The contents of `blobs` (object id, path), read in one `git cat-file --batch`.
-fn cat_blobs(
-    root: &Path,
-    blobs: Vec<(String, PathBuf)>,
-) -> Result<BTreeMap<PathBuf, Vec<u8>>, GitError> {
-    let failed = |message: String| GitError::Command {
-        command: "git cat-file --batch".into(),
-        message,
+/// Git's object id of a blob holding `bytes`, in the repository's hash (`hex_len`: 40 for
+/// SHA-1, 64 for SHA-256); `None` for another.
+fn object_id(bytes: &[u8], hex_len: usize) -> Option<String> {
+    use sha1::Digest as _;
+    let header = format!("blob {}\0", bytes.len());
+    let digest: Vec<u8> = match hex_len {
+        40 => {
+            let mut h = sha1::Sha1::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            h.finalize().to_vec()
+        }
+        64 => {
+            let mut h = sha2::Sha256::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            h.finalize().to_vec()
+        }
+        _ => return None,
     };
-    let mut child = git(root)
-        .args(["cat-file", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| failed(e.to_string()))?;
-    let mut stdin = child.stdin.take().expect("piped");
-    let ids: String = blobs.iter().map(|(oid, _)| format!("{oid}\n")).collect();
-    // Written from a thread: git answers while it reads, and both pipes have limited buffers.
-    let writer = std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
-    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-    let mut files = BTreeMap::new();
-    for (oid, path) in blobs {
-        let mut header = String::new();
-        stdout
-            .read_line(&mut header)
-            .map_err(|e| failed(e.to_string()))?;
-        // "<oid> blob <size>"
-        let size: usize = header
-            .split_whitespace()
-            .nth(2)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| failed(format!("unexpected answer for {oid}: {}", header.trim())))?;
-        let mut body = vec![0; size + 1];
-        stdout
-            .read_exact(&mut body)
-            .map_err(|e| failed(e.to_string()))?;
-        body.pop();
-        files.insert(path, body);
-    }
-    let _ = writer.join();
-    let status = child.wait().map_err(|e| failed(e.to_string()))?;
-    if !status.success() {
-        return Err(failed(format!("exited with {status}")));
-    }
-    Ok(files)
+    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Where `Fs` reads from.
@@ -325,10 +406,7 @@ impl Source {
             Access::Read { root, abs, seen } => match self {
                 // Compared in place: the tree is in memory.
                 Source::Tree(tree) if seen.is_ok() => {
-                    tree.files
-                        .get(relative(root, abs).as_ref())
-                        .map(Vec::as_slice)
-                        == seen.as_deref().ok()
+                    tree.holds(&relative(root, abs), seen.as_deref().unwrap_or_default())
                 }
                 _ => {
                     let now = self.read_unrecorded(root, abs).map_err(io_error);
@@ -400,11 +478,7 @@ impl Source {
     fn read_unrecorded(&self, root: &Path, abs: &Path) -> io::Result<Vec<u8>> {
         match self {
             Source::Disk => std::fs::read(abs),
-            Source::Tree(tree) => tree
-                .files
-                .get(relative(root, abs).as_ref())
-                .cloned()
-                .ok_or_else(not_found),
+            Source::Tree(tree) => tree.contents(&relative(root, abs)),
         }
     }
 
