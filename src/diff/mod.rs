@@ -97,6 +97,16 @@ impl Diff {
     }
 }
 
+/// Everything [`compare`] rendered and cached, handed back so that the command decides when
+/// to free it (`cellgen diff` never does: see `commands::diff`).
+pub struct Renderings {
+    _head: Vec<RenderedSide>,
+    _base: Vec<RenderedSide>,
+    _head_cache: Arc<BuildCache>,
+    _base_cache: BuildCache,
+    _base_snapshot: Snapshot,
+}
+
 /// A cell's sample at the base and in the working tree.
 type Samples = (BTreeMap<String, String>, BTreeMap<String, String>);
 
@@ -111,7 +121,7 @@ pub fn compare<E: Send>(
     base_name: &str,
     base_commit: &str,
     mode: Mode,
-) -> Result<Diff, E> {
+) -> Result<(Diff, Renderings), E> {
     let head_cache = Arc::new(BuildCache::recording(&head.root, head.source.clone(), mode));
     let head_cells: Vec<&String> = head.cells.iter().collect();
     let (base, head_sides) = std::thread::scope(|scope| {
@@ -126,24 +136,29 @@ pub fn compare<E: Send>(
     });
     let base = base?;
     let base_cache = BuildCache::sharing(&base.root, base.source.clone(), mode, head_cache.clone());
-    let head_sides: HashMap<&str, RenderedSide> = head
+    let by_name: HashMap<&str, &RenderedSide> = head
         .cells
         .iter()
         .map(String::as_str)
-        .zip(head_sides)
+        .zip(&head_sides)
         .collect();
     let cells: BTreeSet<String> = base.cells.iter().chain(&head.cells).cloned().collect();
     let list: Vec<&String> = cells.iter().collect();
     let same_contract = base.config == head.config && base.catalog == head.catalog;
     let compared = on_every_core(&list, |cell| {
-        let after = head_sides.get(cell.as_str());
+        let after = by_name.get(cell.as_str()).copied();
         let before = base
             .cells
             .contains(cell)
             .then(|| base.render_side(cell, &base_cache, after, same_contract));
         compare_sides(&head.config.environments, cell, before, after)
     });
-    let diffs: Vec<(CellDiff, String, String)> = compared.into_iter().flatten().collect();
+    let mut diffs: Vec<(CellDiff, String, String)> = Vec::new();
+    let mut base_sides = Vec::new();
+    for (diff, side) in compared {
+        diffs.extend(diff);
+        base_sides.extend(side);
+    }
     let mut changed_lines = BTreeMap::new();
     for (diff, _, _) in &diffs {
         for layer in &diff.layers {
@@ -166,24 +181,24 @@ pub fn compare<E: Send>(
         groups,
         changed_lines,
     };
-    // Both renderings and caches are large trees of small allocations, and the process ends
-    // right after printing: freeing them one by one would only cost time (about 2% of the
-    // command). The operating system takes the memory back at exit.
-    std::mem::forget(head_sides);
-    std::mem::forget(base_cache);
-    std::mem::forget(head_cache);
-    std::mem::forget(base);
-    Ok(diff)
+    let renderings = Renderings {
+        _head: head_sides,
+        _base: base_sides,
+        _head_cache: head_cache,
+        _base_cache: base_cache,
+        _base_snapshot: base,
+    };
+    Ok((diff, renderings))
 }
 
-/// One cell compared: its diff, the signature of its change and its environment, `None` when
-/// nothing differs.
+/// One cell compared: its diff, the signature of its change and its environment (`None` when
+/// nothing differs), and its base side, kept with the other renderings.
 fn compare_sides(
     environments: &[String],
     cell: &str,
     before: Option<RenderedSide>,
     after: Option<&RenderedSide>,
-) -> Option<(CellDiff, String, String)> {
+) -> (Option<(CellDiff, String, String)>, Option<RenderedSide>) {
     let status = match (&before, after) {
         (None, Some(_)) => ChangeKind::Added,
         (Some(_), None) => ChangeKind::Removed,
@@ -201,10 +216,8 @@ fn compare_sides(
             .unwrap_or_default(),
         after.map(|a| a.sample.clone()).unwrap_or_default(),
     );
-    // Freed at exit, as the rest of the renderings (see `compare`).
-    std::mem::forget(before);
     if layers.is_empty() {
-        return None;
+        return (None, before);
     }
     let environment = crate::cell::CellName::parse(cell, environments)
         .map_or_else(|_| "other".to_string(), |c| c.environment);
@@ -214,7 +227,7 @@ fn compare_sides(
         layers,
     };
     let key = signature(&diff, &samples);
-    Some((diff, key, environment))
+    (Some((diff, key, environment)), before)
 }
 
 /// `work` done for every item, on every core (as `check` does: one item per thread from start
