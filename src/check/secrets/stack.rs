@@ -135,12 +135,8 @@ impl File {
     /// A file of `text`, the words [`File::may_declare`] asks about found once.
     pub(super) fn new(shown: String, text: String) -> File {
         static FINDERS: OnceLock<Vec<memchr::memmem::Finder<'static>>> = OnceLock::new();
-        let finders = FINDERS.get_or_init(|| {
-            DECLARING
-                .iter()
-                .map(|w| memchr::memmem::Finder::new(w))
-                .collect()
-        });
+        let finders =
+            FINDERS.get_or_init(|| DECLARING.iter().map(memchr::memmem::Finder::new).collect());
         let words = finders
             .iter()
             .enumerate()
