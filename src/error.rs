@@ -39,6 +39,15 @@ pub enum CellgenError {
         hint: String,
     },
 
+    #[error(
+        "there is no cell `{name}` to remove ({looked}, and no Git commit has them).{hint} Run `cellgen list` for the repository's cells."
+    )]
+    NoSuchCell {
+        name: String,
+        looked: String,
+        hint: String,
+    },
+
     #[error("{}: {message}", path)]
     InvalidFile { path: PathBuf, message: String },
 
@@ -143,6 +152,17 @@ pub enum CellgenError {
     NotUtf8Path {
         what: &'static str,
         path: String,
+        fix: &'static str,
+    },
+
+    /// An entry of a directory cellgen lists whose name is not UTF-8: the directory is named
+    /// exactly, the name in its lossy form.
+    #[error(
+        "{dir}: the entry `{name}` has a name that is not valid UTF-8 (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only, so that every message and record names a path exactly. {fix}"
+    )]
+    NotUtf8Name {
+        dir: PathBuf,
+        name: String,
         fix: &'static str,
     },
 

@@ -14,8 +14,8 @@
 
 pub mod layer;
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use base64::Engine;
@@ -54,18 +54,18 @@ pub struct BuildCache {
 }
 
 impl BuildCache {
-    pub fn new(root: &Path, mode: Mode) -> BuildCache {
+    pub fn new(root: &Utf8Path, mode: Mode) -> BuildCache {
         BuildCache::with_source(root, crate::kustomize::source::Source::Disk, mode)
     }
 
     /// Builds of the repository at `root` as `source` has it (the working tree or a commit).
     pub fn with_source(
-        root: &Path,
+        root: &Utf8Path,
         source: crate::kustomize::source::Source,
         mode: Mode,
     ) -> BuildCache {
         BuildCache {
-            repo: Repo::open_source(root, source).map_err(Arc::new),
+            repo: Repo::open_source(root.as_std_path(), source).map_err(Arc::new),
             mode,
             builds: Mutex::new(HashMap::new()),
             components_ok: Mutex::new(HashSet::new()),
@@ -103,7 +103,7 @@ impl BuildCache {
         path: &str,
         component: &str,
         missing_ok: bool,
-        listed_in: &Path,
+        listed_in: &Utf8Path,
     ) -> Result<(), Arc<BuildError>> {
         // Only success is remembered: an error names `listed_in`, which differs per cell.
         let key = (path.to_string(), component.to_string(), missing_ok);
@@ -112,7 +112,7 @@ impl BuildCache {
         }
         match &self.repo {
             Ok(repo) => repo
-                .check_component(path, component, missing_ok, listed_in)
+                .check_component(path, component, missing_ok, listed_in.as_std_path())
                 .map_err(Arc::new)?,
             Err(e) => return Err(e.clone()),
         }
@@ -134,7 +134,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Why a cell cannot be rendered at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LayerError {
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub line: Option<usize>,
     pub message: String,
 }
@@ -195,7 +195,7 @@ fn prepared<'a>(prepared: &'a PreparedObjects, resources: &[Resource], i: usize)
 /// A Flux Kustomization of the cell's directory that cellgen could not read.
 pub struct InvalidLayer {
     pub name: String,
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub object: Value,
     pub message: String,
 }
@@ -235,9 +235,9 @@ impl CellLayers {
                 if let Some(resolved) =
                     crate::components::resolve_ref(&layer.build_path(), reference)
                     && let Ok(rest) = resolved.strip_prefix(crate::catalog::COMPONENTS_DIR)
-                    && let Some(std::path::Component::Normal(name)) = rest.components().next()
+                    && let Some(camino::Utf8Component::Normal(name)) = rest.components().next()
                 {
-                    names.insert(name.to_string_lossy().into_owned());
+                    names.insert(name.to_owned());
                 }
             }
         }
@@ -246,7 +246,11 @@ impl CellLayers {
 }
 
 /// Builds `cells/<cell>` (what the bootstrap Kustomization applies) and reads its layers.
-pub fn load_cell(root: &Path, cell: &str, cache: &BuildCache) -> Result<CellLayers, LayerError> {
+pub fn load_cell(
+    root: &Utf8Path,
+    cell: &str,
+    cache: &BuildCache,
+) -> Result<CellLayers, LayerError> {
     let dir = format!("{}/{cell}", crate::repo::CELLS_DIR);
     let cell_objects = cache.build(&dir, &FluxFields::flux());
     let resources = match cell_objects.as_ref() {
@@ -259,13 +263,13 @@ pub fn load_cell(root: &Path, cell: &str, cache: &BuildCache) -> Result<CellLaye
         if !layer::is_flux_kustomization(&resource.object) {
             continue;
         }
-        match FluxLayer::parse(&resource.object, resource.origin.clone()) {
+        match FluxLayer::parse(&resource.object, crate::paths::utf8(&resource.origin)) {
             // The bootstrap Kustomization syncs the cell's directory itself.
             Ok(l) if l.build_path() == dir => {}
             Ok(l) => layers.push(l),
             Err(message) => invalid.push(InvalidLayer {
                 name: str_at(&resource.object, "/metadata/name").to_string(),
-                file: resource.origin.clone(),
+                file: crate::paths::utf8(&resource.origin),
                 object: resource.object.clone(),
                 message,
             }),
@@ -280,7 +284,7 @@ pub fn load_cell(root: &Path, cell: &str, cache: &BuildCache) -> Result<CellLaye
 
 /// Renders every layer of `cell`; `metadata` is the cell-metadata ConfigMap's data.
 pub fn render_cell(
-    root: &Path,
+    root: &Utf8Path,
     cell: &str,
     metadata: &BTreeMap<String, String>,
     cache: &BuildCache,
@@ -518,9 +522,9 @@ fn source_data(object: &Value) -> BTreeMap<String, String> {
     data
 }
 
-fn cell_error(root: &Path, dir: &str, error: &BuildError) -> LayerError {
+fn cell_error(root: &Utf8Path, dir: &str, error: &BuildError) -> LayerError {
     let (file, line) = build_error_location(root, error)
-        .unwrap_or_else(|| (Path::new(dir).join("kustomization.yaml"), None));
+        .unwrap_or_else(|| (Utf8Path::new(dir).join("kustomization.yaml"), None));
     LayerError {
         file,
         line,
@@ -531,7 +535,10 @@ fn cell_error(root: &Path, dir: &str, error: &BuildError) -> LayerError {
 /// The repository file and line a build error is about: the error's own location, with the
 /// line of the entry it names when the error gives none (a missing resource, a link, a path
 /// outside the root, a file left out of the artifact).
-pub fn build_error_location(root: &Path, error: &BuildError) -> Option<(PathBuf, Option<usize>)> {
+pub fn build_error_location(
+    root: &Utf8Path,
+    error: &BuildError,
+) -> Option<(Utf8PathBuf, Option<usize>)> {
     let (file, line) = error.location()?;
     let entry = match error {
         BuildError::MissingResource { entry, .. }
@@ -545,16 +552,16 @@ pub fn build_error_location(root: &Path, error: &BuildError) -> Option<(PathBuf,
     let line = line.or_else(|| match error {
         // The line of the first bad byte.
         BuildError::NotUtf8 { offset, .. } => {
-            let bytes = std::fs::read(root.join(file)).ok()?;
+            let bytes = std::fs::read(root.as_std_path().join(file)).ok()?;
             let before = bytes.get(..*offset)?;
             Some(before.iter().filter(|b| **b == b'\n').count() + 1)
         }
         _ => {
-            let text = std::fs::read_to_string(root.join(file)).ok()?;
+            let text = std::fs::read_to_string(root.as_std_path().join(file)).ok()?;
             crate::config::line_of(&text, entry?)
         }
     });
-    Some((file.to_path_buf(), line))
+    Some((crate::paths::utf8(file), line))
 }
 
 /// The string at a JSON pointer, or "".

@@ -3,9 +3,8 @@
 //! layer built and substituted in strict mode. `cellgen values` prints the sample; `cellgen diff`
 //! compares two snapshots.
 
-use crate::paths::PathExt as _;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -25,7 +24,7 @@ use crate::templates::Templates;
 pub const CELL_DIRECTORY: &str = "(cell directory)";
 
 pub struct Snapshot {
-    pub root: PathBuf,
+    pub root: Utf8PathBuf,
     pub config: Config,
     pub cells: Vec<String>,
     pub catalog: Catalog,
@@ -38,8 +37,8 @@ pub struct Object {
     pub value: Value,
     /// The object as built, before substitution (the same for every cell that shares the layer).
     pub built: Value,
-    pub origin: PathBuf,
-    pub patched_by: Vec<PathBuf>,
+    pub origin: Utf8PathBuf,
+    pub patched_by: Vec<Utf8PathBuf>,
 }
 
 /// A layer's objects by identity, or why the layer does not render.
@@ -99,29 +98,30 @@ impl Snapshot {
     }
 
     /// The repository at `root` as commit `rev` has it, read from Git without a checkout.
-    pub fn at_commit(root: &Path, rev: &str) -> Result<Snapshot, CellgenError> {
-        let tree = GitTree::load(root, rev).map_err(|e| CellgenError::InvalidFlag {
-            flag: "--base".into(),
-            reason: e.to_string(),
-        })?;
+    pub fn at_commit(root: &Utf8Path, rev: &str) -> Result<Snapshot, CellgenError> {
+        let tree =
+            GitTree::load(root.as_std_path(), rev).map_err(|e| CellgenError::InvalidFlag {
+                flag: "--base".into(),
+                reason: e.to_string(),
+            })?;
         let source = Source::Tree(Arc::new(tree));
         let config_text = source
-            .read_text(root, Path::new(CONFIG_FILE))
+            .read_text(root.as_std_path(), CONFIG_FILE.as_ref())
             .ok_or_else(|| CellgenError::InvalidFlag {
                 flag: "--base".into(),
                 reason: format!("commit `{rev}` has no {CONFIG_FILE} at this path: pick a commit made after `cellgen init`"),
             })?;
-        let config = Config::parse(&config_text, &Path::new(rev).join(CONFIG_FILE))?;
-        let read = |path: &Path| Ok(source.read_text(root, path));
+        let config = Config::parse(&config_text, &Utf8Path::new(rev).join(CONFIG_FILE))?;
+        let read = |path: &Utf8Path| Ok(source.read_text(root.as_std_path(), path.as_std_path()));
         let catalog = Catalog::load_from(
             &Templates::new(),
-            source.list_dirs(root, Path::new(COMPONENTS_DIR)),
+            source.list_dirs(root.as_std_path(), COMPONENTS_DIR.as_ref()),
             &read,
         )?;
         Ok(Snapshot {
             root: root.to_path_buf(),
             config,
-            cells: source.list_dirs(root, Path::new(CELLS_DIR)),
+            cells: source.list_dirs(root.as_std_path(), CELLS_DIR.as_ref()),
             catalog,
             source,
         })
@@ -134,7 +134,7 @@ impl Snapshot {
     /// The cell's sample cell-metadata data (as `check` renders with), given the components it
     /// runs.
     pub fn sample(&self, cell: &str, components: &BTreeSet<String>) -> BTreeMap<String, String> {
-        let read = |rel: &Path| self.source.read_text(&self.root, rel);
+        let read = |rel: &std::path::Path| self.source.read_text(self.root.as_std_path(), rel);
         // Secret findings are `check`'s; the sample does not depend on them.
         let trace = BTreeMap::new;
         let mut ignored = Vec::new();
@@ -162,7 +162,7 @@ impl Snapshot {
             Ok(loaded) => loaded.components(),
             Err(e) => {
                 return Err(CellgenError::InvalidFile {
-                    path: crate::paths::utf8(e.file),
+                    path: e.file,
                     message: e.message,
                 });
             }
@@ -182,8 +182,8 @@ impl Snapshot {
             Ok(loaded) => loaded,
             Err(e) => {
                 let message = match e.line {
-                    Some(line) => format!("{}:{line}: {}", e.file.utf8(), e.message),
-                    None => format!("{}: {}", e.file.utf8(), e.message),
+                    Some(line) => format!("{}:{line}: {}", e.file, e.message),
+                    None => format!("{}: {}", e.file, e.message),
                 };
                 return (Err(message), BTreeMap::new());
             }
@@ -200,8 +200,8 @@ impl Snapshot {
                 Object {
                     value: r.object.clone(),
                     built: r.object.clone(),
-                    origin: r.origin.clone(),
-                    patched_by: r.patched_by.clone(),
+                    origin: crate::paths::utf8(&r.origin),
+                    patched_by: r.patched_by.iter().map(crate::paths::utf8).collect(),
                 },
             );
         }
@@ -211,9 +211,7 @@ impl Snapshot {
                 invalid.name.clone(),
                 Err(format!(
                     "{}: Flux Kustomization `{}` cannot be read: {}",
-                    invalid.file.utf8(),
-                    invalid.name,
-                    invalid.message
+                    invalid.file, invalid.name, invalid.message
                 )),
             ));
         }
@@ -228,14 +226,18 @@ impl Snapshot {
                             Object {
                                 value: value.clone(),
                                 built: resource.object.clone(),
-                                origin: resource.origin.clone(),
-                                patched_by: resource.patched_by.clone(),
+                                origin: crate::paths::utf8(&resource.origin),
+                                patched_by: resource
+                                    .patched_by
+                                    .iter()
+                                    .map(crate::paths::utf8)
+                                    .collect(),
                             },
                         )),
                         Err(e) => Err(format!(
                             "{} (an object from {})",
                             e.flux_message(),
-                            resource.origin.utf8()
+                            crate::paths::utf8(&resource.origin)
                         )),
                     })
                     .collect(),

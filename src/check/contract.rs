@@ -21,7 +21,7 @@ pub struct Sample {
 }
 
 pub fn metadata_path(cell: &str) -> PathBuf {
-    cell_terraform_dir(cell).join(METADATA_FILE)
+    cell_terraform_dir(cell).join(METADATA_FILE).into()
 }
 
 /// What the contract says `cell`, running `components`, must write (key, and why: "every cell must write it",
@@ -76,7 +76,7 @@ pub fn check_cell(
 ) -> Sample {
     let read = |rel: &Path| std::fs::read_to_string(root.join(rel)).ok();
     // Secret values, traced through every .tf file of the stack.
-    let trace = || secrets::trace(root, &cell_terraform_dir(cell));
+    let trace = || secrets::trace(root, cell_terraform_dir(cell).as_std_path());
     check_cell_from(
         &read, &trace, config, catalog, cell, components, overrides, findings,
     )
@@ -126,7 +126,11 @@ pub fn check_cell_from(
             };
         }
     };
-    let tfvars = read_tfvars(read(&cell_terraform_dir(cell).join("terraform.tfvars")));
+    let tfvars = read_tfvars(read(
+        cell_terraform_dir(cell)
+            .join("terraform.tfvars")
+            .as_std_path(),
+    ));
     let traced = trace();
     let data_line = text
         .lines()

@@ -57,6 +57,7 @@ pub const CODES: &[(&str, Severity)] = &[
     ("overlapping-vpc-cidr", Severity::Error),
     ("invalid-vpc-cidr", Severity::Error),
     ("conflict-marker", Severity::Error),
+    ("no-cells", Severity::Error),
     ("unseen-source", Severity::Warning),
     ("not-rendered", Severity::Warning),
     ("unused-key", Severity::Warning),

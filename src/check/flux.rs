@@ -169,7 +169,7 @@ impl Checker<'_> {
         let mut files = vec![a.resource.origin.clone()];
         files.extend(a.resource.patched_by.iter().cloned());
         if let Some(i) = a.layer {
-            files.push(self.rendered.layers[i].layer.file.clone());
+            files.push(self.rendered.layers[i].layer.file.clone().into());
         }
         files
     }

@@ -44,7 +44,7 @@ pub fn check_layer(
     let at = |cx: &mut Context, path: &[&str], value: Option<&str>| {
         cx.sources
             .locate_field(
-                std::slice::from_ref(&file),
+                &[file.clone().into()],
                 "Kustomization",
                 &layer.name,
                 &steps(path),
@@ -137,8 +137,11 @@ pub fn check_layer(
             // component (its kustomization does not parse, is a link, ...).
             let inside = match e.as_ref() {
                 BuildError::MissingComponent { .. } | BuildError::NotAComponent { .. } => None,
-                other => crate::render::build_error_location(cx.root, other)
-                    .filter(|(f, _)| *f != file && !cx.root.join(f).is_dir()),
+                other => crate::render::build_error_location(
+                    crate::paths::utf8(cx.root).as_path(),
+                    other,
+                )
+                .filter(|(f, _)| *f != file && !cx.root.join(f).is_dir()),
             };
             let (at_file, line) = match inside {
                 Some(at) => at,
@@ -225,7 +228,7 @@ fn build_failed(cx: &mut Context, layer: &FluxLayer, error: &BuildError) -> Find
         }
         let path: Vec<&str> = blame.iter().map(String::as_str).collect();
         let (_, line) = cx.sources.locate_field(
-            std::slice::from_ref(&layer.file),
+            &[layer.file.clone().into()],
             "Kustomization",
             &layer.name,
             &steps(&path),
@@ -238,8 +241,10 @@ fn build_failed(cx: &mut Context, layer: &FluxLayer, error: &BuildError) -> Find
             format!("{message} (it builds without `{}`)", path.join(".")),
         );
     }
-    let (file, line) = crate::render::build_error_location(cx.root, error)
-        .unwrap_or_else(|| (layer.file.clone(), None));
+    let (file, line) =
+        crate::render::build_error_location(crate::paths::utf8(cx.root).as_path(), error)
+            .map(|(f, l)| (f.into_std_path_buf(), l))
+            .unwrap_or_else(|| (layer.file.clone().into(), None));
     Finding::error("build-failed", file, line, message)
 }
 

@@ -23,7 +23,9 @@ pub fn check(root: &Path, config: &Config, checked: &[String], findings: &mut Ve
     for dir in &dirs {
         walk(root, dir, &mut shared);
     }
-    if let Ok(Some(record)) = crate::state::load_repository(&crate::plan::Plan::new(root)) {
+    if let Ok(Some(record)) =
+        crate::state::load_repository(&crate::plan::Plan::new(crate::paths::utf8(root)))
+    {
         shared.extend(record.files.keys().map(PathBuf::from));
     }
     shared.sort();
@@ -33,8 +35,8 @@ pub fn check(root: &Path, config: &Config, checked: &[String], findings: &mut Ve
     }
     for cell in checked {
         let mut files = Vec::new();
-        walk(root, &cell_flux_dir(cell), &mut files);
-        walk(root, &cell_terraform_dir(cell), &mut files);
+        walk(root, cell_flux_dir(cell).as_std_path(), &mut files);
+        walk(root, cell_terraform_dir(cell).as_std_path(), &mut files);
         for file in &files {
             scan(root, file, Some(cell), findings);
         }

@@ -71,6 +71,20 @@ pub fn run_observed(
         cells: cells.clone(),
         findings: Vec::new(),
     };
+    // Nothing checked is not a pass: a repository without cells (or a `cells/` that moved) would
+    // otherwise look green. An error finding, so every format reports it.
+    if all.is_empty() {
+        report.findings.push(Finding::error(
+            "no-cells",
+            crate::repo::CELLS_DIR,
+            None,
+            format!(
+                "no cell was found under {}/, so nothing was checked; add one with `cellgen new NAME`",
+                crate::repo::CELLS_DIR
+            ),
+        ));
+        return Ok(report);
+    }
     let cache = BuildCache::new(&repo.root, options.mode);
     let mut used: BTreeSet<String> = BTreeSet::new();
     // Whether every layer of every cell was rendered; otherwise a key may look unused only
@@ -81,7 +95,7 @@ pub fn run_observed(
         let repository = scope.spawn(|| {
             let mut findings = Vec::new();
             network::check(&repo.root, &all, &cells, &mut findings);
-            markers::check(&repo.root, &repo.config, &cells, &mut findings);
+            markers::check(repo.root.as_std_path(), &repo.config, &cells, &mut findings);
             findings
         });
         let checked = check_cells(repo, catalog, options, &cache, &cells, on_cell);
@@ -144,7 +158,7 @@ fn check_cells(
                 let started = started.clone();
                 let next = &next;
                 scope.spawn(move || {
-                    let mut sources = locate::SourceFiles::new(&repo.root);
+                    let mut sources = locate::SourceFiles::new(repo.root.as_std_path());
                     let mut done = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
@@ -204,7 +218,7 @@ fn check_cell(
             let plan = Plan::new(&repo.root);
             let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
             contract::check_cell(
-                &repo.root,
+                repo.root.as_std_path(),
                 &repo.config,
                 catalog,
                 cell,
@@ -219,7 +233,7 @@ fn check_cell(
     };
     let components = loaded.components();
     let sample = contract::check_cell(
-        &repo.root,
+        repo.root.as_std_path(),
         &repo.config,
         catalog,
         cell,
@@ -235,7 +249,7 @@ fn check_cell(
     let rendered = render_layers(loaded, &data, cache);
     for invalid in &rendered.invalid {
         let (file, line) = sources.locate_field(
-            std::slice::from_ref(&invalid.file),
+            &[invalid.file.clone().into()],
             "Kustomization",
             &invalid.name,
             &layer::steps(&["spec"]),
@@ -256,7 +270,7 @@ fn check_cell(
         out.complete = false;
     }
     let mut cx = layer::Context {
-        root: &repo.root,
+        root: repo.root.as_std_path(),
         cache,
         sources,
         used: &mut out.used,

@@ -118,6 +118,14 @@ fn non_utf8_dir(dir: &Path, parent: &str) {
     fs::create_dir_all(dir.join(parent).join(name)).unwrap();
 }
 
+/// `<parent>/bad\xfe.yaml`: a file whose name is not UTF-8.
+fn non_utf8_file(dir: &Path, parent: &str) {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::OsStr::from_bytes(b"bad\xfe.yaml");
+    fs::create_dir_all(dir.join(parent)).unwrap();
+    fs::write(dir.join(parent).join(name), "kind: ConfigMap\n").unwrap();
+}
+
 /// cellgen started in (or with -C naming) a directory whose path is not UTF-8: a clear error
 /// naming it, exit 2 for the flag and 1 for the current directory, and nothing written.
 #[test]
@@ -555,7 +563,11 @@ pub fn cases() -> Vec<Case> {
             args: &["check"],
             expect: Expect::Fails {
                 code: 1,
-                words: &["cells/bad\u{FFFD}", "is not valid UTF-8", "Rename it"],
+                words: &[
+                    "/cells: the entry `bad\u{FFFD}`",
+                    "is not valid UTF-8",
+                    "Rename it",
+                ],
             },
         },
         Case {
@@ -567,7 +579,41 @@ pub fn cases() -> Vec<Case> {
             args: &["add-component", "karpenter"],
             expect: Expect::Fails {
                 code: 1,
-                words: &["components/bad\u{FFFD}", "is not valid UTF-8"],
+                words: &["/components: the entry `bad\u{FFFD}`", "is not valid UTF-8"],
+            },
+        },
+        // `key rename` looks for `${KEY}` in every file Flux reads: one whose name is not UTF-8
+        // is an error naming its directory, never a file silently left with the old name.
+        Case {
+            name: "a file whose name is not UTF-8 in a cell, met by key rename",
+            setup: |dir| {
+                prod(dir);
+                non_utf8_file(dir, "cells/eu-west-2-prod");
+            },
+            args: &["key", "rename", "vpc_id", "network_id"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "cells/eu-west-2-prod: the entry `bad\u{FFFD}.yaml`",
+                    "is not valid UTF-8",
+                    "Rename it",
+                ],
+            },
+        },
+        Case {
+            name: "a file whose name is not UTF-8 in a shared component, met by key rename",
+            setup: |dir| {
+                prod(dir);
+                edits::run_ok(dir, &["add-component", "karpenter"]);
+                non_utf8_file(dir, "components/karpenter/controllers");
+            },
+            args: &["key", "rename", "vpc_id", "network_id"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "components/karpenter/controllers: the entry `bad\u{FFFD}.yaml`",
+                    "is not valid UTF-8",
+                ],
             },
         },
         // A build is bounded: a chain of kustomizations deeper than the bound is refused.

@@ -152,7 +152,7 @@ impl Checker<'_> {
             let kustomization =
                 std::path::Path::new(&layer.build_path()).join("kustomization.yaml");
             for (candidate, key) in [
-                (layer.file.clone(), "targetNamespace:"),
+                (layer.file.clone().into(), "targetNamespace:"),
                 (kustomization, "namespace:"),
             ] {
                 let hit = self
