@@ -122,14 +122,10 @@ pub fn build(snapshot: &Snapshot, cells: &[String], cache: &mut BuildCache) -> G
         },
     );
     let mut incomplete = Vec::new();
-    let read = |rel: &Utf8Path| {
-        snapshot
-            .source
-            .read_text(snapshot.root.as_std_path(), rel.as_std_path())
-    };
+    let read = |rel: &Utf8Path| snapshot.source.read_text(&snapshot.root, rel);
     for cell in &cells {
         // Producers: cell-metadata.tf's data.
-        let path = crate::paths::utf8(metadata_path(cell));
+        let path = metadata_path(cell);
         if let Some(meta) = read(&path).and_then(|t| hcl::read(&t).ok()) {
             for entry in &meta.entries {
                 let waits_for: Vec<String> = meta
@@ -190,8 +186,8 @@ pub fn build(snapshot: &Snapshot, cells: &[String], cache: &mut BuildCache) -> G
                     }
                     // The line in the file that wrote it: the object's file, else a patch.
                     let mut found = None;
-                    let origin = crate::paths::utf8(&resource.origin);
-                    let patched_by = resource.patched_by.iter().map(crate::paths::utf8);
+                    let origin = resource.origin.clone();
+                    let patched_by = resource.patched_by.iter().cloned();
                     for file in std::iter::once(origin.clone()).chain(patched_by) {
                         if let Some(text) = read(&file)
                             && let Some(line) = lines_of(&text, &r.text).first()

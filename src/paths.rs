@@ -40,24 +40,3 @@ pub fn entry_name<'a>(dir: &Utf8Path, name: &'a OsStr) -> Result<&'a str, Cellge
         fix: "Rename it to a UTF-8 name or move it out of the repository, then run cellgen again",
     })
 }
-
-/// `path` as a UTF-8 path, lossily. Still used by the kustomize builder and check until they
-/// take UTF-8 paths too.
-pub fn utf8(path: impl AsRef<Path>) -> Utf8PathBuf {
-    let path = path.as_ref();
-    match Utf8Path::from_path(path) {
-        Some(path) => path.to_path_buf(),
-        None => Utf8PathBuf::from(path.to_string_lossy().into_owned()),
-    }
-}
-
-/// `path.utf8()`: see [`utf8`].
-pub trait PathExt {
-    fn utf8(&self) -> Utf8PathBuf;
-}
-
-impl PathExt for Path {
-    fn utf8(&self) -> Utf8PathBuf {
-        utf8(self)
-    }
-}

@@ -65,7 +65,7 @@ impl BuildCache {
         mode: Mode,
     ) -> BuildCache {
         BuildCache {
-            repo: Repo::open_source(root.as_std_path(), source).map_err(Arc::new),
+            repo: Repo::open_source(root, source).map_err(Arc::new),
             mode,
             builds: Mutex::new(HashMap::new()),
             components_ok: Mutex::new(HashSet::new()),
@@ -112,7 +112,7 @@ impl BuildCache {
         }
         match &self.repo {
             Ok(repo) => repo
-                .check_component(path, component, missing_ok, listed_in.as_std_path())
+                .check_component(path, component, missing_ok, listed_in)
                 .map_err(Arc::new)?,
             Err(e) => return Err(e.clone()),
         }
@@ -263,13 +263,13 @@ pub fn load_cell(
         if !layer::is_flux_kustomization(&resource.object) {
             continue;
         }
-        match FluxLayer::parse(&resource.object, crate::paths::utf8(&resource.origin)) {
+        match FluxLayer::parse(&resource.object, resource.origin.clone()) {
             // The bootstrap Kustomization syncs the cell's directory itself.
             Ok(l) if l.build_path() == dir => {}
             Ok(l) => layers.push(l),
             Err(message) => invalid.push(InvalidLayer {
                 name: str_at(&resource.object, "/metadata/name").to_string(),
-                file: crate::paths::utf8(&resource.origin),
+                file: resource.origin.clone(),
                 object: resource.object.clone(),
                 message,
             }),
@@ -546,22 +546,22 @@ pub fn build_error_location(
         | BuildError::Symlink { entry, .. }
         | BuildError::Ignored { entry, .. } => Some(entry.as_str()),
         // The entry naming the directory one level too deep.
-        BuildError::TooDeep { deepest, .. } => deepest.file_name().and_then(|n| n.to_str()),
+        BuildError::TooDeep { deepest, .. } => deepest.file_name(),
         _ => None,
     };
     let line = line.or_else(|| match error {
         // The line of the first bad byte.
         BuildError::NotUtf8 { offset, .. } => {
-            let bytes = std::fs::read(root.as_std_path().join(file)).ok()?;
+            let bytes = std::fs::read(root.join(file)).ok()?;
             let before = bytes.get(..*offset)?;
             Some(before.iter().filter(|b| **b == b'\n').count() + 1)
         }
         _ => {
-            let text = std::fs::read_to_string(root.as_std_path().join(file)).ok()?;
+            let text = std::fs::read_to_string(root.join(file)).ok()?;
             crate::config::line_of(&text, entry?)
         }
     });
-    Some((crate::paths::utf8(file), line))
+    Some((file.to_path_buf(), line))
 }
 
 /// The string at a JSON pointer, or "".

@@ -99,29 +99,28 @@ impl Snapshot {
 
     /// The repository at `root` as commit `rev` has it, read from Git without a checkout.
     pub fn at_commit(root: &Utf8Path, rev: &str) -> Result<Snapshot, CellgenError> {
-        let tree =
-            GitTree::load(root.as_std_path(), rev).map_err(|e| CellgenError::InvalidFlag {
-                flag: "--base".into(),
-                reason: e.to_string(),
-            })?;
+        let tree = GitTree::load(root, rev).map_err(|e| CellgenError::InvalidFlag {
+            flag: "--base".into(),
+            reason: e.to_string(),
+        })?;
         let source = Source::Tree(Arc::new(tree));
         let config_text = source
-            .read_text(root.as_std_path(), CONFIG_FILE.as_ref())
+            .read_text(root, CONFIG_FILE.into())
             .ok_or_else(|| CellgenError::InvalidFlag {
                 flag: "--base".into(),
                 reason: format!("commit `{rev}` has no {CONFIG_FILE} at this path: pick a commit made after `cellgen init`"),
             })?;
         let config = Config::parse(&config_text, &Utf8Path::new(rev).join(CONFIG_FILE))?;
-        let read = |path: &Utf8Path| Ok(source.read_text(root.as_std_path(), path.as_std_path()));
+        let read = |path: &Utf8Path| Ok(source.read_text(root, path));
         let catalog = Catalog::load_from(
             &Templates::new(),
-            source.list_dirs(root.as_std_path(), COMPONENTS_DIR.as_ref()),
+            source.list_dirs(root, COMPONENTS_DIR.into()),
             &read,
         )?;
         Ok(Snapshot {
             root: root.to_path_buf(),
             config,
-            cells: source.list_dirs(root.as_std_path(), CELLS_DIR.as_ref()),
+            cells: source.list_dirs(root, CELLS_DIR.into()),
             catalog,
             source,
         })
@@ -134,7 +133,7 @@ impl Snapshot {
     /// The cell's sample cell-metadata data (as `check` renders with), given the components it
     /// runs.
     pub fn sample(&self, cell: &str, components: &BTreeSet<String>) -> BTreeMap<String, String> {
-        let read = |rel: &std::path::Path| self.source.read_text(self.root.as_std_path(), rel);
+        let read = |rel: &Utf8Path| self.source.read_text(&self.root, rel);
         // Secret findings are `check`'s; the sample does not depend on them.
         let trace = BTreeMap::new;
         let mut ignored = Vec::new();
@@ -200,8 +199,8 @@ impl Snapshot {
                 Object {
                     value: r.object.clone(),
                     built: r.object.clone(),
-                    origin: crate::paths::utf8(&r.origin),
-                    patched_by: r.patched_by.iter().map(crate::paths::utf8).collect(),
+                    origin: r.origin.clone(),
+                    patched_by: r.patched_by.to_vec(),
                 },
             );
         }
@@ -226,18 +225,14 @@ impl Snapshot {
                             Object {
                                 value: value.clone(),
                                 built: resource.object.clone(),
-                                origin: crate::paths::utf8(&resource.origin),
-                                patched_by: resource
-                                    .patched_by
-                                    .iter()
-                                    .map(crate::paths::utf8)
-                                    .collect(),
+                                origin: resource.origin.clone(),
+                                patched_by: resource.patched_by.to_vec(),
                             },
                         )),
                         Err(e) => Err(format!(
                             "{} (an object from {})",
                             e.flux_message(),
-                            crate::paths::utf8(&resource.origin)
+                            resource.origin.clone()
                         )),
                     })
                     .collect(),

@@ -297,10 +297,10 @@ pub fn verify(
         Err(e) => findings.push(Finding::error("invalid-cell", e.file, e.line, e.message)),
         Ok(loaded) => {
             let rendered = render_layers(loaded, &real.data, cache);
-            let mut sources = SourceFiles::new(root.as_std_path());
+            let mut sources = SourceFiles::new(root);
             let mut used = BTreeSet::new();
             let mut cx = Context {
-                root: root.as_std_path(),
+                root,
                 cache,
                 sources: &mut sources,
                 used: &mut used,

@@ -2,9 +2,8 @@
 //! where it substitutes from), its build, and every object's substitution, each at the source
 //! line a person has to edit.
 
-use crate::paths::PathExt as _;
+use camino::Utf8Path;
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use super::locate::SourceFiles;
 use super::schema::Step;
@@ -26,7 +25,7 @@ pub fn steps(keys: &[&str]) -> Vec<Step> {
 
 /// What the layer checks share across layers and cells.
 pub struct Context<'a> {
-    pub root: &'a Path,
+    pub root: &'a Utf8Path,
     pub cache: &'a BuildCache,
     pub sources: &'a mut SourceFiles,
     /// Keys some manifest asks for.
@@ -44,7 +43,7 @@ pub fn check_layer(
     let at = |cx: &mut Context, path: &[&str], value: Option<&str>| {
         cx.sources
             .locate_field(
-                &[file.clone().into()],
+                std::slice::from_ref(&file),
                 "Kustomization",
                 &layer.name,
                 &steps(path),
@@ -137,11 +136,8 @@ pub fn check_layer(
             // component (its kustomization does not parse, is a link, ...).
             let inside = match e.as_ref() {
                 BuildError::MissingComponent { .. } | BuildError::NotAComponent { .. } => None,
-                other => crate::render::build_error_location(
-                    crate::paths::utf8(cx.root).as_path(),
-                    other,
-                )
-                .filter(|(f, _)| *f != file && !cx.root.join(f).is_dir()),
+                other => crate::render::build_error_location(cx.root, other)
+                    .filter(|(f, _)| *f != file && !cx.root.join(f).is_dir()),
             };
             let (at_file, line) = match inside {
                 Some(at) => at,
@@ -228,7 +224,7 @@ fn build_failed(cx: &mut Context, layer: &FluxLayer, error: &BuildError) -> Find
         }
         let path: Vec<&str> = blame.iter().map(String::as_str).collect();
         let (_, line) = cx.sources.locate_field(
-            &[layer.file.clone().into()],
+            std::slice::from_ref(&layer.file),
             "Kustomization",
             &layer.name,
             &steps(&path),
@@ -241,10 +237,8 @@ fn build_failed(cx: &mut Context, layer: &FluxLayer, error: &BuildError) -> Find
             format!("{message} (it builds without `{}`)", path.join(".")),
         );
     }
-    let (file, line) =
-        crate::render::build_error_location(crate::paths::utf8(cx.root).as_path(), error)
-            .map(|(f, l)| (f.into_std_path_buf(), l))
-            .unwrap_or_else(|| (layer.file.clone().into(), None));
+    let (file, line) = crate::render::build_error_location(cx.root, error)
+        .unwrap_or_else(|| (layer.file.clone(), None));
     Finding::error("build-failed", file, line, message)
 }
 
@@ -347,13 +341,10 @@ fn component_message(error: &BuildError) -> String {
     match error {
         BuildError::MissingComponent { path } => format!(
             "{} does not exist (paths are relative to the layer's spec.path; `ignoreMissingComponents: true` would skip it)",
-            path.utf8()
+            path
         ),
         BuildError::NotAComponent { path, kind } => {
-            format!(
-                "{} is not a Kustomize Component (kind: {kind})",
-                path.utf8()
-            )
+            format!("{} is not a Kustomize Component (kind: {kind})", path)
         }
         other => other.to_string(),
     }

@@ -95,7 +95,7 @@ pub fn run_observed(
         let repository = scope.spawn(|| {
             let mut findings = Vec::new();
             network::check(&repo.root, &all, &cells, &mut findings);
-            markers::check(repo.root.as_std_path(), &repo.config, &cells, &mut findings);
+            markers::check(&repo.root, &repo.config, &cells, &mut findings);
             findings
         });
         let checked = check_cells(repo, catalog, options, &cache, &cells, on_cell);
@@ -158,7 +158,7 @@ fn check_cells(
                 let started = started.clone();
                 let next = &next;
                 scope.spawn(move || {
-                    let mut sources = locate::SourceFiles::new(repo.root.as_std_path());
+                    let mut sources = locate::SourceFiles::new(&repo.root);
                     let mut done = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
@@ -218,7 +218,7 @@ fn check_cell(
             let plan = Plan::new(&repo.root);
             let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
             contract::check_cell(
-                repo.root.as_std_path(),
+                &repo.root,
                 &repo.config,
                 catalog,
                 cell,
@@ -233,7 +233,7 @@ fn check_cell(
     };
     let components = loaded.components();
     let sample = contract::check_cell(
-        repo.root.as_std_path(),
+        &repo.root,
         &repo.config,
         catalog,
         cell,
@@ -249,7 +249,7 @@ fn check_cell(
     let rendered = render_layers(loaded, &data, cache);
     for invalid in &rendered.invalid {
         let (file, line) = sources.locate_field(
-            &[invalid.file.clone().into()],
+            std::slice::from_ref(&invalid.file),
             "Kustomization",
             &invalid.name,
             &layer::steps(&["spec"]),
@@ -270,7 +270,7 @@ fn check_cell(
         out.complete = false;
     }
     let mut cx = layer::Context {
-        root: repo.root.as_std_path(),
+        root: &repo.root,
         cache,
         sources,
         used: &mut out.used,

@@ -54,7 +54,7 @@ fn bad_base(reason: String) -> CellgenError {
 fn resolve(repo: &Repo, rev: &str) -> Result<String, CellgenError> {
     let spec = format!("{rev}^{{commit}}");
     git_output(
-        repo.root.as_std_path(),
+        &repo.root,
         &[
             "rev-parse",
             "--verify",
@@ -79,12 +79,11 @@ fn default_base(repo: &Repo) -> Result<(String, String), CellgenError> {
         if resolve(repo, &candidate).is_err() {
             continue;
         }
-        let out = git_output(repo.root.as_std_path(), &["merge-base", "HEAD", &candidate])
-            .map_err(|e| {
-                bad_base(format!(
-                    "cannot find where HEAD and {candidate} meet ({e}); give --base REF"
-                ))
-            })?;
+        let out = git_output(&repo.root, &["merge-base", "HEAD", &candidate]).map_err(|e| {
+            bad_base(format!(
+                "cannot find where HEAD and {candidate} meet ({e}); give --base REF"
+            ))
+        })?;
         let commit = String::from_utf8_lossy(&out).trim().to_string();
         return Ok((format!("merge-base of HEAD and {candidate}"), commit));
     }

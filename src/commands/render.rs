@@ -33,7 +33,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     let components = loaded.components();
     let mut ignored = Vec::new();
     let sample = contract::check_cell(
-        repo.root.as_std_path(),
+        &repo.root,
         &repo.config,
         &catalog,
         &cell.name,
@@ -69,7 +69,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         }
         .into());
     }
-    let mut sources = SourceFiles::new(repo.root.as_std_path());
+    let mut sources = SourceFiles::new(&repo.root);
     let mut out = String::new();
     for layer in rendered
         .layers
@@ -85,7 +85,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
                     "layer {}: {} in an object from {}; `cellgen check {}` points at the line",
                     layer.layer.name,
                     e.flux_message(),
-                    crate::paths::utf8(&resource.origin),
+                    resource.origin.clone(),
                     cell.name
                 ),
             }
@@ -116,15 +116,15 @@ fn refuse_what_flux_refuses(
     let layer = &rendered.layer;
     let mut at = |path: &[&str]| {
         let (file, line) = sources.locate_field(
-            &[layer.file.clone().into_std_path_buf()],
+            std::slice::from_ref(&layer.file),
             "Kustomization",
             &layer.name,
             &steps(path),
             None,
         );
         match line {
-            Some(line) => format!("{}:{line}", crate::paths::utf8(file)),
-            None => crate::paths::utf8(file).to_string(),
+            Some(line) => format!("{}:{line}", file),
+            None => file.to_string(),
         }
     };
     if let Some(u) = layer.unsupported.first() {

@@ -399,13 +399,8 @@ fn signature(diff: &CellDiff, samples: &Samples) -> String {
 /// The lines (1-based, working tree's side) where `file` differs from the base: the first line of
 /// each changed block (line 1 for a new file); `None` when the file is the same or gone.
 fn changed_file_lines(base: &Snapshot, head: &Snapshot, file: &Utf8Path) -> Option<Vec<usize>> {
-    let after = head
-        .source
-        .read_text(head.root.as_std_path(), file.as_std_path())?;
-    let before = base
-        .source
-        .read_text(base.root.as_std_path(), file.as_std_path())
-        .unwrap_or_default();
+    let after = head.source.read_text(&head.root, file)?;
+    let before = base.source.read_text(&base.root, file).unwrap_or_default();
     if before == after {
         return None;
     }

@@ -7,10 +7,10 @@
 //! repository root (which may be a sub-directory of the Git work tree: `ls-tree` run there lists
 //! that sub-tree only, relative to it).
 
+use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
@@ -30,13 +30,13 @@ pub enum Kind {
 pub struct GitTree {
     /// The commit read, as `git rev-parse` printed it.
     pub commit: String,
-    files: BTreeMap<PathBuf, Vec<u8>>,
-    links: BTreeSet<PathBuf>,
+    files: BTreeMap<Utf8PathBuf, Vec<u8>>,
+    links: BTreeSet<Utf8PathBuf>,
     /// Every directory holding an entry (the root excluded).
-    dirs: BTreeSet<PathBuf>,
-    others: BTreeSet<PathBuf>,
+    dirs: BTreeSet<Utf8PathBuf>,
+    others: BTreeSet<Utf8PathBuf>,
     /// Each directory's entries (the root's under ""), sorted by name.
-    children: BTreeMap<PathBuf, Vec<(OsString, Kind)>>,
+    children: BTreeMap<Utf8PathBuf, Vec<(OsString, Kind)>>,
 }
 
 /// Why a Git tree could not be read.
@@ -46,7 +46,7 @@ pub enum GitError {
     Command { command: String, message: String },
 }
 
-fn git(root: &Path) -> Command {
+fn git(root: &Utf8Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(root);
     // Never a pager, never a prompt, never the user's replace refs.
@@ -57,7 +57,7 @@ fn git(root: &Path) -> Command {
 }
 
 /// Runs `git args` in `root` and returns its standard output.
-pub fn git_output(root: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+pub fn git_output(root: &Utf8Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
     let shown = format!("git {}", args.join(" "));
     let out = git(root)
         .args(args)
@@ -78,7 +78,7 @@ pub fn git_output(root: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
 
 impl GitTree {
     /// The tree of commit `rev` below `root` (a directory of a Git work tree).
-    pub fn load(root: &Path, rev: &str) -> Result<GitTree, GitError> {
+    pub fn load(root: &Utf8Path, rev: &str) -> Result<GitTree, GitError> {
         let spec = format!("{rev}^{{commit}}");
         let commit = git_output(
             root,
@@ -100,18 +100,27 @@ impl GitTree {
             commit: commit.clone(),
             ..GitTree::default()
         };
-        let mut blobs: Vec<(String, PathBuf)> = Vec::new();
+        let mut blobs: Vec<(String, Utf8PathBuf)> = Vec::new();
         for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             // "<mode> <type> <oid>\t<path>"
-            let text = String::from_utf8_lossy(record);
-            let Some((meta, path)) = text.split_once('\t') else {
+            let Some(tab) = record.iter().position(|b| *b == b'\t') else {
                 continue;
             };
+            let meta = String::from_utf8_lossy(&record[..tab]);
+            // A commit's listing is where its paths are first met: UTF-8, or an error naming
+            // the path (lossily: the one way to show it).
+            let path = std::str::from_utf8(&record[tab + 1..]).map_err(|_| GitError::Command {
+                command: format!("git ls-tree -r {commit}"),
+                message: format!(
+                    "the commit has a path that is not valid UTF-8, `{}` (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only",
+                    String::from_utf8_lossy(&record[tab + 1..])
+                ),
+            })?;
             let mut parts = meta.split(' ');
             let (mode, oid) = (parts.next().unwrap_or(""), parts.nth(1).unwrap_or(""));
-            let path = PathBuf::from(path);
+            let path = Utf8PathBuf::from(path);
             let mut parent = path.parent();
-            while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
+            while let Some(p) = parent.filter(|p| !p.as_str().is_empty()) {
                 tree.dirs.insert(p.to_path_buf());
                 parent = p.parent();
             }
@@ -126,7 +135,7 @@ impl GitTree {
             }
         }
         tree.files = cat_blobs(root, blobs)?;
-        let mut children: BTreeMap<PathBuf, BTreeMap<OsString, Kind>> = BTreeMap::new();
+        let mut children: BTreeMap<Utf8PathBuf, BTreeMap<OsString, Kind>> = BTreeMap::new();
         let entries = (tree.files.keys().map(|p| (p, Kind::File)))
             .chain(tree.dirs.iter().map(|p| (p, Kind::Dir)))
             .chain(tree.links.iter().map(|p| (p, Kind::Link)))
@@ -136,7 +145,7 @@ impl GitTree {
                 children
                     .entry(parent.to_path_buf())
                     .or_default()
-                    .insert(name.to_os_string(), kind);
+                    .insert(OsString::from(name), kind);
             }
         }
         tree.children = children
@@ -146,7 +155,7 @@ impl GitTree {
         Ok(tree)
     }
 
-    fn kind(&self, rel: &Path) -> Kind {
+    fn kind(&self, rel: &Utf8Path) -> Kind {
         if rel.as_os_str().is_empty() {
             Kind::Dir
         } else if self.files.contains_key(rel) {
@@ -162,16 +171,16 @@ impl GitTree {
         }
     }
 
-    fn children(&self, rel: &Path) -> Vec<(OsString, Kind)> {
+    fn children(&self, rel: &Utf8Path) -> Vec<(OsString, Kind)> {
         self.children.get(rel).cloned().unwrap_or_default()
     }
 }
 
 /// The contents of `blobs` (object id, path), read in one `git cat-file --batch`.
 fn cat_blobs(
-    root: &Path,
-    blobs: Vec<(String, PathBuf)>,
-) -> Result<BTreeMap<PathBuf, Vec<u8>>, GitError> {
+    root: &Utf8Path,
+    blobs: Vec<(String, Utf8PathBuf)>,
+) -> Result<BTreeMap<Utf8PathBuf, Vec<u8>>, GitError> {
     let failed = |message: String| GitError::Command {
         command: "git cat-file --batch".into(),
         message,
@@ -229,7 +238,7 @@ fn not_found() -> io::Error {
 }
 
 /// `abs` relative to `root`, for a Git tree (paths are lexically normal there).
-fn relative(root: &Path, abs: &Path) -> PathBuf {
+fn relative(root: &Utf8Path, abs: &Utf8Path) -> Utf8PathBuf {
     let rel = abs.strip_prefix(root).unwrap_or(abs);
     rel.components()
         .filter(|c| !matches!(c, Component::CurDir))
@@ -238,7 +247,7 @@ fn relative(root: &Path, abs: &Path) -> PathBuf {
 
 impl Source {
     /// What `abs` (under `root`) is, without following a symbolic link.
-    pub fn kind(&self, root: &Path, abs: &Path) -> io::Result<Kind> {
+    pub fn kind(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
         match self {
             Source::Disk => match std::fs::symlink_metadata(abs) {
                 Ok(m) if m.file_type().is_symlink() => Ok(Kind::Link),
@@ -259,7 +268,7 @@ impl Source {
         }
     }
 
-    pub fn read(&self, root: &Path, abs: &Path) -> io::Result<Vec<u8>> {
+    pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         match self {
             Source::Disk => std::fs::read(abs),
             Source::Tree(tree) => tree
@@ -271,7 +280,7 @@ impl Source {
     }
 
     /// The entries of directory `abs`, unsorted for the disk.
-    pub fn read_dir(&self, root: &Path, abs: &Path) -> io::Result<Vec<(OsString, Kind)>> {
+    pub fn read_dir(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
         match self {
             Source::Disk => {
                 let mut out = Vec::new();
@@ -302,7 +311,7 @@ impl Source {
     }
 
     /// A repository file (`rel` to `root`) as text, when it is a regular UTF-8 file.
-    pub fn read_text(&self, root: &Path, rel: &Path) -> Option<String> {
+    pub fn read_text(&self, root: &Utf8Path, rel: &Utf8Path) -> Option<String> {
         let abs = root.join(rel);
         if self.kind(root, &abs).ok()? != Kind::File {
             return None;
@@ -311,7 +320,7 @@ impl Source {
     }
 
     /// The sub-directories of `rel` (names not starting with a dot), sorted.
-    pub fn list_dirs(&self, root: &Path, rel: &Path) -> Vec<String> {
+    pub fn list_dirs(&self, root: &Utf8Path, rel: &Utf8Path) -> Vec<String> {
         let mut names: Vec<String> = self
             .read_dir(root, &root.join(rel))
             .unwrap_or_default()

@@ -281,7 +281,11 @@ fn a_repository_without_cells_is_an_error_in_every_format() {
         .args(["init", "--git-url", GIT_URL])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let before = tree_hash(root);
     let text = run(root, &[]);
     assert_eq!(text.code, 1, "{}{}", text.stdout, text.stderr);

@@ -183,6 +183,44 @@ fn a_start_directory_whose_path_is_not_utf8_is_an_error_naming_it() {
     }
 }
 
+/// The builder lists a layer directory without a kustomization (Flux generates one naming every
+/// YAML file in it): a file there whose name is not UTF-8 is an error naming the directory and
+/// the file (lossily, the one way to show it), exit 1, nothing written; never a file left out or
+/// shown under another name. Skipped where the filesystem refuses such names.
+#[test]
+fn a_layer_file_whose_name_is_not_utf8_is_an_error_naming_its_directory() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir();
+    let root = dir.path();
+    prod(root);
+    fs::remove_file(root.join("apps/kustomization.yaml")).unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.yaml");
+    if let Err(e) = fs::write(root.join("apps").join(name), "kind: ConfigMap\n") {
+        eprintln!("skipped: this filesystem refuses a name that is not UTF-8 ({e})");
+        return;
+    }
+    let before = tree_hash(root);
+    for args in [
+        &["render", PROD, "--layer", "apps"][..],
+        &["render", PROD, "--layer", "apps", "--kustomize", "external"][..],
+    ] {
+        let out = cellgen().arg("-C").arg(root).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        for word in ["apps: the entry `caf\u{FFFD}.yaml`", "is not valid UTF-8", "rename it"] {
+            assert!(stderr(&out).contains(word), "{args:?}: {word}: {}", stderr(&out));
+        }
+    }
+    // `check` names it too, as a finding of the layer that does not build.
+    let out = cellgen().arg("-C").arg(root).arg("check").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("apps: the entry `caf\u{FFFD}.yaml` has a name that is not valid UTF-8"),
+        "{report}"
+    );
+    assert_tree_unchanged(&before, &tree_hash(root), "a layer file whose name is not UTF-8");
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         // Files cellgen did not create are never overwritten.

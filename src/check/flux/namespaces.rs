@@ -150,9 +150,9 @@ impl Checker<'_> {
         if !found && let Some(i) = a.layer {
             let layer = &layers[i].layer;
             let kustomization =
-                std::path::Path::new(&layer.build_path()).join("kustomization.yaml");
+                camino::Utf8Path::new(&layer.build_path()).join("kustomization.yaml");
             for (candidate, key) in [
-                (layer.file.clone().into(), "targetNamespace:"),
+                (layer.file.clone(), "targetNamespace:"),
                 (kustomization, "namespace:"),
             ] {
                 let hit = self
