@@ -14,7 +14,7 @@ pub struct FieldSpec {
     pub group: String,
     pub version: String,
     pub kind: String,
-    /// Utf8Path segments (kyaml's PathSplitter: `/` separates, `\/` escapes); a `[]` suffix
+    /// Path segments (kyaml's PathSplitter: `/` separates, `\/` escapes); a `[]` suffix
     /// marks a sequence.
     pub path: Vec<String>,
     /// Create the field (and missing parents) when absent.

@@ -206,8 +206,16 @@ fn a_layer_file_whose_name_is_not_utf8_is_an_error_naming_its_directory() {
     ] {
         let out = cellgen().arg("-C").arg(root).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
-        for word in ["apps: the entry `caf\u{FFFD}.yaml`", "is not valid UTF-8", "rename it"] {
-            assert!(stderr(&out).contains(word), "{args:?}: {word}: {}", stderr(&out));
+        for word in [
+            "apps: the entry `caf\u{FFFD}.yaml`",
+            "is not valid UTF-8",
+            "rename it",
+        ] {
+            assert!(
+                stderr(&out).contains(word),
+                "{args:?}: {word}: {}",
+                stderr(&out)
+            );
         }
     }
     // `check` names it too, as a finding of the layer that does not build.
@@ -218,7 +226,11 @@ fn a_layer_file_whose_name_is_not_utf8_is_an_error_naming_its_directory() {
         report.contains("apps: the entry `caf\u{FFFD}.yaml` has a name that is not valid UTF-8"),
         "{report}"
     );
-    assert_tree_unchanged(&before, &tree_hash(root), "a layer file whose name is not UTF-8");
+    assert_tree_unchanged(
+        &before,
+        &tree_hash(root),
+        "a layer file whose name is not UTF-8",
+    );
 }
 
 pub fn cases() -> Vec<Case> {
