@@ -326,6 +326,8 @@ impl Source {
             .unwrap_or_default()
             .into_iter()
             .filter(|(_, kind)| *kind == Kind::Dir)
+            // Always UTF-8 in a commit's tree (checked when it is loaded); a working tree's
+            // directories are listed by `repo::list_dirs`, which refuses other names.
             .filter_map(|(name, _)| name.into_string().ok())
             .filter(|n| !n.starts_with('.'))
             .collect();
