@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark (not run in CI): `cellgen diff` against `cellgen check` on the same repository of
 # CELLS cells (generated as bench/check.sh does), committed, with one shared-layer line changed
-# in the working tree. The bound: diff costs at most about twice check (it renders every
-# cell twice: at the base, read from Git, and in the working tree).
+# in the working tree. The bound: diff costs at most about twice check (it renders the
+# working tree, and at the base, read from Git, only what is not the same: see README "Cost:").
 #
 #   bench/diff.sh [CELLS]      (default 200; CELLGEN=path uses that binary instead of a release
 #                               build; BENCH_KEEP=1 keeps the generated repository)

@@ -127,14 +127,14 @@ pub enum Origin {
     Repository,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Component {
     pub name: String,
     pub spec: ComponentSpec,
     pub origin: Origin,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Catalog {
     pub components: BTreeMap<String, Component>,
 }

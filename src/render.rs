@@ -12,124 +12,23 @@
 //!
 //! Builds are cached by (path, fields), so cells that share layers build them once.
 
+mod cache;
 pub mod layer;
+#[cfg(test)]
+mod sharing_tests;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use base64::Engine;
 use serde_json::Value;
 
-use crate::kustomize::{BuildError, FluxFields, Mode, Repo, Resource};
+use crate::kustomize::{BuildError, FluxFields, Resource};
 use crate::substitute::{PostBuild, Prepared, SubstError, SubstituteOptions, Vars};
+use cache::Entry;
+pub use cache::{BuildCache, Built, PreparedObjects};
 pub use layer::{BOOTSTRAP, FluxLayer, ObjectRef, PostBuildSpec, SubstituteRef, Unsupported};
-
-/// A build, shared between the cells that use it.
-pub type Built = Arc<Result<Vec<Resource>, Arc<BuildError>>>;
-
-/// One [`Prepared`] per resource of a build (made when first substituted), shared like the
-/// build: cells that build the same layer emit each object once and share substitution results.
-pub type PreparedObjects = Arc<[OnceLock<Prepared>]>;
-
-/// A build and its prepared objects.
-#[derive(Clone)]
-struct Entry {
-    built: Built,
-    prepared: PreparedObjects,
-}
-
-/// A build's key (layer path, Flux fields) and its slot, filled once.
-type Slots = HashMap<(String, FluxFields), Arc<OnceLock<Entry>>>;
-
-/// Builds keyed by (path, Flux fields): cells share layers. Shared by the threads that check
-/// cells: each build is made once, by the first thread that needs it (the others wait for it).
-pub struct BuildCache {
-    /// The repository as Flux's artifact has it, opened once (or why it cannot be).
-    repo: Result<Repo, Arc<BuildError>>,
-    mode: Mode,
-    builds: Mutex<Slots>,
-    /// Components found buildable, by (layer path, entry, missing_ok): cells list the same ones.
-    components_ok: Mutex<HashSet<(String, String, bool)>>,
-}
-
-impl BuildCache {
-    pub fn new(root: &Utf8Path, mode: Mode) -> BuildCache {
-        BuildCache::with_source(root, crate::kustomize::source::Source::Disk, mode)
-    }
-
-    /// Builds of the repository at `root` as `source` has it (the working tree or a commit).
-    pub fn with_source(
-        root: &Utf8Path,
-        source: crate::kustomize::source::Source,
-        mode: Mode,
-    ) -> BuildCache {
-        BuildCache {
-            repo: Repo::open_source(root, source).map_err(Arc::new),
-            mode,
-            builds: Mutex::new(HashMap::new()),
-            components_ok: Mutex::new(HashSet::new()),
-        }
-    }
-
-    pub fn build(&self, path: &str, flux: &FluxFields) -> Built {
-        self.entry(path, flux).built
-    }
-
-    fn entry(&self, path: &str, flux: &FluxFields) -> Entry {
-        let slot = lock(&self.builds)
-            .entry((path.to_string(), flux.clone()))
-            .or_default()
-            .clone();
-        // Built outside the map's lock, so other builds go on meanwhile.
-        slot.get_or_init(|| {
-            let built: Built = Arc::new(match &self.repo {
-                Ok(repo) => repo.build(path, flux, self.mode).map_err(Arc::new),
-                Err(e) => Err(e.clone()),
-            });
-            let count = built.as_ref().as_ref().map_or(0, Vec::len);
-            Entry {
-                built,
-                prepared: (0..count).map(|_| OnceLock::new()).collect(),
-            }
-        })
-        .clone()
-    }
-
-    /// Whether `component` (a `spec.components` entry of a layer at `path`, written in
-    /// `listed_in`) is a Kustomize Component Flux can build (see `kustomize::Repo`).
-    pub fn check_component(
-        &self,
-        path: &str,
-        component: &str,
-        missing_ok: bool,
-        listed_in: &Utf8Path,
-    ) -> Result<(), Arc<BuildError>> {
-        // Only success is remembered: an error names `listed_in`, which differs per cell.
-        let key = (path.to_string(), component.to_string(), missing_ok);
-        if lock(&self.components_ok).contains(&key) {
-            return Ok(());
-        }
-        match &self.repo {
-            Ok(repo) => repo
-                .check_component(path, component, missing_ok, listed_in)
-                .map_err(Arc::new)?,
-            Err(e) => return Err(e.clone()),
-        }
-        lock(&self.components_ok).insert(key);
-        Ok(())
-    }
-
-    pub fn distinct_builds(&self) -> usize {
-        lock(&self.builds).len()
-    }
-}
-
-/// A lock's data, also after a panic in another thread (whole values are inserted, never
-/// half-written ones).
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Why a cell cannot be rendered at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,9 +63,13 @@ pub struct RenderedLayer {
     /// Whether Flux substitutes this layer's objects at all (`postBuild` set, and variables
     /// defined or `substituteStrategy: Always`).
     pub substitutes: bool,
-    /// One per built resource: the object as Flux applies it, or why substitution fails.
-    pub objects: Vec<Result<Value, SubstError>>,
+    /// One per built resource: the object as Flux applies it, or why substitution fails
+    /// (shared with the rendering it was taken from, see [`render_layers_reusing`]).
+    pub objects: AppliedObjects,
 }
+
+/// What Flux applies for each resource of a layer's build.
+pub type AppliedObjects = Arc<Vec<Result<Value, SubstError>>>;
 
 impl RenderedLayer {
     pub fn resources(&self) -> &[Resource] {
@@ -184,7 +87,7 @@ impl RenderedLayer {
 
     /// Built resources next to what Flux applies for each.
     pub fn pairs(&self) -> impl Iterator<Item = (&Resource, &Result<Value, SubstError>)> {
-        self.resources().iter().zip(&self.objects)
+        self.resources().iter().zip(self.objects.iter())
     }
 }
 
@@ -302,6 +205,19 @@ pub fn render_layers(
     metadata: &BTreeMap<String, String>,
     cache: &BuildCache,
 ) -> RenderedCell {
+    render_layers_reusing(cell, metadata, cache, None)
+}
+
+/// [`render_layers`], taking from `previous` (the same cell rendered from another source with
+/// a [`BuildCache::sharing`] cache) each layer whose result is bound to be the same: the same
+/// build (one `Arc`), the same Flux Kustomization object and the same variables. Substitution
+/// is a function of those alone, so the objects are shared instead of substituted again.
+pub fn render_layers_reusing(
+    cell: CellLayers,
+    metadata: &BTreeMap<String, String>,
+    cache: &BuildCache,
+    previous: Option<&RenderedCell>,
+) -> RenderedCell {
     let CellLayers {
         cell_objects,
         layers,
@@ -320,6 +236,7 @@ pub fn render_layers(
         layers: &layers,
         builds: &entries,
         metadata,
+        previous,
         done: vec![None; layers.len()],
         in_progress: vec![false; layers.len()],
     };
@@ -372,7 +289,7 @@ fn dependency_order(mut layers: Vec<FluxLayer>) -> Vec<FluxLayer> {
     ordered
 }
 
-type Done = (Vec<Source>, Vars, bool, Vec<Result<Value, SubstError>>);
+type Done = (Vec<Source>, Vars, bool, AppliedObjects);
 
 /// Renders layers in the order their `substituteFrom` sources need: a layer reading a ConfigMap
 /// another layer renders is substituted after it (a cycle leaves the source unseen).
@@ -381,6 +298,7 @@ struct Renderer<'a> {
     layers: &'a [FluxLayer],
     builds: &'a [Entry],
     metadata: &'a BTreeMap<String, String>,
+    previous: Option<&'a RenderedCell>,
     done: Vec<Option<Done>>,
     in_progress: Vec<bool>,
 }
@@ -418,6 +336,32 @@ impl Renderer<'_> {
             strategy_always: post_build.strategy_always,
         };
         let entry = &self.builds[i];
+        let same = |p: &&RenderedLayer| {
+            Arc::ptr_eq(&p.build, &entry.built)
+                && p.substitutes == substitutes
+                && p.vars == vars
+                && p.layer.object == layer.object
+                && p.layer.file == layer.file
+        };
+        let reused = self
+            .previous
+            .and_then(|p| p.layers.iter().find(same))
+            .map(|p| p.objects.clone());
+        let objects =
+            reused.unwrap_or_else(|| self.substitute(layer, entry, &vars, substitutes, &options));
+        self.in_progress[i] = false;
+        self.done[i] = Some((sources, vars, substitutes, objects));
+    }
+
+    /// The objects of `entry`'s build as Flux applies them for `layer`.
+    fn substitute(
+        &self,
+        layer: &FluxLayer,
+        entry: &Entry,
+        vars: &Vars,
+        substitutes: bool,
+        options: &SubstituteOptions,
+    ) -> AppliedObjects {
         let objects = match entry.built.as_ref() {
             Ok(resources) => resources
                 .iter()
@@ -426,7 +370,7 @@ impl Renderer<'_> {
                     let mut object = if substitutes {
                         // substitute_object, with the work shared between cells.
                         prepared(&entry.prepared, resources, at)
-                            .substitute(&r.object, &vars, &options)?
+                            .substitute(&r.object, vars, options)?
                     } else {
                         r.object.clone()
                     };
@@ -436,8 +380,7 @@ impl Renderer<'_> {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        self.in_progress[i] = false;
-        self.done[i] = Some((sources, vars, substitutes, objects));
+        Arc::new(objects)
     }
 
     /// Where layer `i`'s `reference` comes from, and its data when known.

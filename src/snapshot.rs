@@ -14,8 +14,12 @@ use crate::check::contract;
 use crate::config::{CONFIG_FILE, Config};
 use crate::error::CellgenError;
 use crate::kustomize::Mode;
-use crate::kustomize::source::{GitTree, Source};
-use crate::render::{BuildCache, load_cell, render_layers, str_at};
+use crate::kustomize::Resource;
+use crate::kustomize::source::{Access, GitTree, Source, recording};
+use crate::render::{
+    AppliedObjects, BuildCache, Built, RenderedCell, RenderedLayer, load_cell,
+    render_layers_reusing, str_at,
+};
 use crate::repo::{CELLS_DIR, Repo};
 use crate::templates::Templates;
 
@@ -31,22 +35,82 @@ pub struct Snapshot {
     pub source: Source,
 }
 
-/// One object as Flux applies it, and the repository file it came from.
-#[derive(Debug, Clone, PartialEq)]
+/// One object as Flux applies it, and the repository file it came from: the `index`th resource
+/// of a build, substituted (`applied`) or not (the cell directory's objects). It points into the
+/// rendering instead of copying it: both sides of `cellgen diff` share what did not change.
+#[derive(Debug, Clone)]
 pub struct Object {
-    pub value: Value,
-    /// The object as built, before substitution (the same for every cell that shares the layer).
-    pub built: Value,
-    pub origin: Utf8PathBuf,
-    pub patched_by: Vec<Utf8PathBuf>,
+    build: Built,
+    applied: Option<AppliedObjects>,
+    index: usize,
+}
+
+impl Object {
+    fn resource(&self) -> &Resource {
+        match self.build.as_ref() {
+            Ok(resources) => &resources[self.index],
+            Err(_) => unreachable!("objects come from builds that succeeded"),
+        }
+    }
+
+    /// The object as Flux applies it.
+    pub fn value(&self) -> &Value {
+        match &self.applied {
+            Some(applied) => match &applied[self.index] {
+                Ok(value) => value,
+                Err(_) => unreachable!("objects come from substitutions that succeeded"),
+            },
+            None => &self.resource().object,
+        }
+    }
+
+    /// The object as built, before substitution (the same for every cell that shares the
+    /// layer).
+    pub fn built(&self) -> &Value {
+        &self.resource().object
+    }
+
+    pub fn origin(&self) -> &Utf8Path {
+        &self.resource().origin
+    }
+
+    pub fn patched_by(&self) -> &[Utf8PathBuf] {
+        &self.resource().patched_by
+    }
+
+    /// Whether `self` and `other` are the same object of the same rendering (so equal).
+    pub fn same(&self, other: &Object) -> bool {
+        self.index == other.index
+            && Arc::ptr_eq(&self.build, &other.build)
+            && match (&self.applied, &other.applied) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
 }
 
 /// A layer's objects by identity, or why the layer does not render.
 pub type LayerObjects = Result<BTreeMap<Identity, Object>, String>;
 
 /// What Flux applies for one cell: per layer (and the cell directory), in reconcile order; or
-/// why the cell's directory does not build.
-pub type CellObjects = Result<Vec<(String, LayerObjects)>, String>;
+/// why the cell's directory does not build. A layer rendered the same on both sides of a diff
+/// is one shared value.
+pub type CellObjects = Result<Vec<(String, Arc<LayerObjects>)>, String>;
+
+/// One cell rendered from one snapshot: its objects and sample, and the rendering they point
+/// into (which the other side of a diff takes what is the same from).
+pub struct RenderedSide {
+    pub objects: CellObjects,
+    pub sample: BTreeMap<String, String>,
+    /// What the sample was made from, when the cache records: the components, and every file
+    /// read for it.
+    sample_inputs: Option<(BTreeSet<String>, Vec<Access>)>,
+    rendered: Option<RenderedCell>,
+    /// The objects of the cell directory and of each of `rendered.layers`.
+    directory: Option<Arc<LayerObjects>>,
+    layers: Vec<Arc<LayerObjects>>,
+}
 
 /// An object's identity as the API server sees it: group (not version), kind, namespace, name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -105,7 +169,7 @@ impl Snapshot {
         })?;
         let source = Source::Tree(Arc::new(tree));
         let config_text = source
-            .read_text(root, CONFIG_FILE.into())
+            .read_text(root, Utf8Path::new(CONFIG_FILE))
             .ok_or_else(|| CellgenError::InvalidFlag {
                 flag: "--base".into(),
                 reason: format!("commit `{rev}` has no {CONFIG_FILE} at this path: pick a commit made after `cellgen init`"),
@@ -114,13 +178,13 @@ impl Snapshot {
         let read = |path: &Utf8Path| Ok(source.read_text(root, path));
         let catalog = Catalog::load_from(
             &Templates::new(),
-            source.list_dirs(root, COMPONENTS_DIR.into()),
+            source.list_dirs(root, Utf8Path::new(COMPONENTS_DIR)),
             &read,
         )?;
         Ok(Snapshot {
             root: root.to_path_buf(),
             config,
-            cells: source.list_dirs(root, CELLS_DIR.into()),
+            cells: source.list_dirs(root, Utf8Path::new(CELLS_DIR)),
             catalog,
             source,
         })
@@ -171,12 +235,18 @@ impl Snapshot {
 
     /// What Flux applies for `cell` (rendered with the sample, key names Flux rejects left out as
     /// `check` leaves them out: they are reported on their line there), and the sample (empty
-    /// when the cell's directory does not build).
-    pub fn render_with_sample(
+    /// when the cell's directory does not build). `other` is the same cell rendered from another
+    /// snapshot, with a cache this one's shares builds with ([`BuildCache::sharing`]): what is
+    /// bound to be the same is taken from it, not rendered again. `same_contract` says both
+    /// snapshots have the same configuration and catalog: the sample is then taken too when
+    /// the cell runs the same components and every file read for it is the same here.
+    pub fn render_side(
         &self,
         cell: &str,
         cache: &BuildCache,
-    ) -> (CellObjects, BTreeMap<String, String>) {
+        other: Option<&RenderedSide>,
+        same_contract: bool,
+    ) -> RenderedSide {
         let loaded = match load_cell(&self.root, cell, cache) {
             Ok(loaded) => loaded,
             Err(e) => {
@@ -184,62 +254,117 @@ impl Snapshot {
                     Some(line) => format!("{}:{line}: {}", e.file, e.message),
                     None => format!("{}: {}", e.file, e.message),
                 };
-                return (Err(message), BTreeMap::new());
+                return RenderedSide {
+                    objects: Err(message),
+                    sample: BTreeMap::new(),
+                    sample_inputs: None,
+                    rendered: None,
+                    directory: None,
+                    layers: Vec::new(),
+                };
             }
         };
-        let sample = self.sample(cell, &loaded.components());
+        let components = loaded.components();
+        let taken = other
+            .filter(|_| same_contract)
+            .and_then(|o| o.sample_inputs.as_ref().map(|i| (o, i)))
+            .filter(|(_, (theirs, reads))| *theirs == components && self.source.replays(reads))
+            .map(|(o, _)| o.sample.clone());
+        let (sample, sample_inputs) = match taken {
+            Some(sample) => (sample, None),
+            None if cache.records() => {
+                let (sample, reads) = recording(|| self.sample(cell, &components));
+                (sample, Some((components, reads)))
+            }
+            None => (self.sample(cell, &components), None),
+        };
         let mut data = sample.clone();
         data.retain(|k, _| crate::keys::is_valid_key_name(k));
-        let rendered = render_layers(loaded, &data, cache);
+        let previous = other.and_then(|o| o.rendered.as_ref());
+        let rendered = render_layers_reusing(loaded, &data, cache, previous);
         let mut out = Vec::new();
-        let mut cell_objects = BTreeMap::new();
-        for r in rendered.cell_resources() {
-            cell_objects.insert(
-                Identity::of(&r.object),
-                Object {
-                    value: r.object.clone(),
-                    built: r.object.clone(),
-                    origin: r.origin.clone(),
-                    patched_by: r.patched_by.to_vec(),
-                },
-            );
-        }
-        out.push((CELL_DIRECTORY.to_string(), Ok(cell_objects)));
+        let directory =
+            match other.and_then(|o| Some((o.rendered.as_ref()?, o.directory.as_ref()?))) {
+                Some((o, objects)) if Arc::ptr_eq(&o.cell_objects, &rendered.cell_objects) => {
+                    objects.clone()
+                }
+                _ => {
+                    let mut objects = BTreeMap::new();
+                    for (index, r) in rendered.cell_resources().iter().enumerate() {
+                        objects.insert(
+                            Identity::of(&r.object),
+                            Object {
+                                build: rendered.cell_objects.clone(),
+                                applied: None,
+                                index,
+                            },
+                        );
+                    }
+                    Arc::new(Ok(objects))
+                }
+            };
+        out.push((CELL_DIRECTORY.to_string(), directory.clone()));
         for invalid in &rendered.invalid {
             out.push((
                 invalid.name.clone(),
-                Err(format!(
+                Arc::new(Err(format!(
                     "{}: Flux Kustomization `{}` cannot be read: {}",
                     invalid.file, invalid.name, invalid.message
-                )),
+                ))),
             ));
         }
+        let mut layers = Vec::new();
         for layer in &rendered.layers {
-            let objects: LayerObjects = match layer.build.as_ref() {
-                Err(e) => Err(format!("{} does not build: {e}", layer.layer.path)),
-                Ok(_) => layer
-                    .pairs()
-                    .map(|(resource, result)| match result {
-                        Ok(value) => Ok((
-                            Identity::of(value),
-                            Object {
-                                value: value.clone(),
-                                built: resource.object.clone(),
-                                origin: resource.origin.clone(),
-                                patched_by: resource.patched_by.to_vec(),
-                            },
-                        )),
-                        Err(e) => Err(format!(
-                            "{} (an object from {})",
-                            e.flux_message(),
-                            resource.origin.clone()
-                        )),
+            // The other side's objects of the same layer, when this one took them.
+            let shared = previous.and_then(|p| {
+                p.layers
+                    .iter()
+                    .zip(&other?.layers)
+                    .find(|(l, _)| {
+                        Arc::ptr_eq(&l.objects, &layer.objects)
+                            && Arc::ptr_eq(&l.build, &layer.build)
+                            && l.layer.path == layer.layer.path
                     })
-                    .collect(),
-            };
-            out.push((layer.layer.name.clone(), objects));
+                    .map(|(_, objects)| objects.clone())
+            });
+            let objects = shared.unwrap_or_else(|| Arc::new(layer_objects(layer)));
+            out.push((layer.layer.name.clone(), objects.clone()));
+            layers.push(objects);
         }
-        (Ok(out), sample)
+        RenderedSide {
+            objects: Ok(out),
+            sample,
+            sample_inputs,
+            rendered: Some(rendered),
+            directory: Some(directory),
+            layers,
+        }
+    }
+}
+
+/// A rendered layer's objects by identity, or why it does not render.
+fn layer_objects(layer: &RenderedLayer) -> LayerObjects {
+    match layer.build.as_ref() {
+        Err(e) => Err(format!("{} does not build: {e}", layer.layer.path)),
+        Ok(_) => layer
+            .pairs()
+            .enumerate()
+            .map(|(index, (resource, result))| match result {
+                Ok(value) => Ok((
+                    Identity::of(value),
+                    Object {
+                        build: layer.build.clone(),
+                        applied: Some(layer.objects.clone()),
+                        index,
+                    },
+                )),
+                Err(e) => Err(format!(
+                    "{} (an object from {})",
+                    e.flux_message(),
+                    resource.origin
+                )),
+            })
+            .collect(),
     }
 }
 

@@ -6,13 +6,15 @@
 pub mod format;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
+use crate::kustomize::Mode;
 use crate::render::BuildCache;
-use crate::snapshot::{CellObjects, Identity, LayerObjects, Object, Snapshot};
+use crate::snapshot::{CellObjects, Identity, LayerObjects, Object, RenderedSide, Snapshot};
 use crate::substitute::to_flux_yaml;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -95,51 +97,75 @@ impl Diff {
     }
 }
 
+/// Everything [`compare`] rendered and cached, handed back so that the command decides when
+/// to free it (`cellgen diff` never does: see `commands::diff`).
+pub struct Renderings {
+    _head: Vec<RenderedSide>,
+    _base: Vec<RenderedSide>,
+    _head_cache: Arc<BuildCache>,
+    _base_cache: BuildCache,
+    _base_snapshot: Snapshot,
+}
+
 /// A cell's sample at the base and in the working tree.
 type Samples = (BTreeMap<String, String>, BTreeMap<String, String>);
 
-/// Renders every cell of both snapshots and compares them.
-pub fn compare(
-    base: &Snapshot,
+/// Renders every cell of both snapshots and compares them: the working tree (`head`) first,
+/// while `base` (a closure: reading a commit from Git takes a while) is loaded on another
+/// thread; then the base, with a cache that takes every build of the working tree that read
+/// the same files, and every layer whose build and variables are the same. The result is what
+/// rendering both sides apart gives; only the work is shared.
+pub fn compare<E: Send>(
+    head: &Snapshot,
+    base: impl FnOnce() -> Result<Snapshot, E> + Send,
     base_name: &str,
     base_commit: &str,
-    head: &Snapshot,
-    base_cache: &BuildCache,
-    head_cache: &BuildCache,
-) -> Diff {
+    mode: Mode,
+) -> Result<(Diff, Renderings), E> {
+    let head_cache = Arc::new(BuildCache::recording(&head.root, head.source.clone(), mode));
+    let head_cells: Vec<&String> = head.cells.iter().collect();
+    let (base, head_sides) = std::thread::scope(|scope| {
+        let loader = scope.spawn(base);
+        let sides = on_every_core(&head_cells, |cell| {
+            head.render_side(cell, &head_cache, None, false)
+        });
+        let base = loader
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (base, sides)
+    });
+    let base = base?;
+    let base_cache = BuildCache::sharing(&base.root, base.source.clone(), mode, head_cache.clone());
+    let by_name: HashMap<&str, &RenderedSide> = head
+        .cells
+        .iter()
+        .map(String::as_str)
+        .zip(&head_sides)
+        .collect();
     let cells: BTreeSet<String> = base.cells.iter().chain(&head.cells).cloned().collect();
     let list: Vec<&String> = cells.iter().collect();
-    let rendered = render_both_sides(&list, base, head, base_cache, head_cache);
-    let mut diffs: Vec<(CellDiff, Samples)> = Vec::new();
-    for (cell, ((before, base_sample), (after, head_sample))) in list.into_iter().zip(rendered) {
-        let status = match (&before, &after) {
-            (None, Some(_)) => ChangeKind::Added,
-            (Some(_), None) => ChangeKind::Removed,
-            _ => ChangeKind::Changed,
-        };
-        let layers = compare_cell(
-            &before.unwrap_or_else(|| Ok(Vec::new())),
-            &after.unwrap_or_else(|| Ok(Vec::new())),
-        );
-        if !layers.is_empty() {
-            let sample = (base_sample, head_sample);
-            diffs.push((
-                CellDiff {
-                    cell: cell.clone(),
-                    status,
-                    layers,
-                },
-                sample,
-            ));
-        }
+    let same_contract = base.config == head.config && base.catalog == head.catalog;
+    let compared = on_every_core(&list, |cell| {
+        let after = by_name.get(cell.as_str()).copied();
+        let before = base
+            .cells
+            .contains(cell)
+            .then(|| base.render_side(cell, &base_cache, after, same_contract));
+        compare_sides(&head.config.environments, cell, before, after)
+    });
+    let mut diffs: Vec<(CellDiff, String, String)> = Vec::new();
+    let mut base_sides = Vec::new();
+    for (diff, side) in compared {
+        diffs.extend(diff);
+        base_sides.extend(side);
     }
     let mut changed_lines = BTreeMap::new();
-    for (diff, _) in &diffs {
+    for (diff, _, _) in &diffs {
         for layer in &diff.layers {
             for change in &layer.changes {
                 for file in &change.sources {
                     if !changed_lines.contains_key(file)
-                        && let Some(lines) = changed_file_lines(base, head, file)
+                        && let Some(lines) = changed_file_lines(&base, head, file)
                     {
                         changed_lines.insert(file.clone(), lines);
                     }
@@ -147,55 +173,82 @@ pub fn compare(
             }
         }
     }
-    let mut groups = group(diffs);
-    for g in &mut groups {
-        for cell in &g.cells {
-            let environment = crate::cell::CellName::parse(cell, &head.config.environments)
-                .map_or_else(|_| "other".to_string(), |c| c.environment);
-            *g.environments.entry(environment).or_default() += 1;
-        }
-    }
-    Diff {
+    let groups = group(diffs);
+    let diff = Diff {
         base: base_name.to_string(),
         base_commit: base_commit.to_string(),
         cells: cells.into_iter().collect(),
         groups,
         changed_lines,
-    }
+    };
+    let renderings = Renderings {
+        _head: head_sides,
+        _base: base_sides,
+        _head_cache: head_cache,
+        _base_cache: base_cache,
+        _base_snapshot: base,
+    };
+    Ok((diff, renderings))
 }
 
-/// One side of a cell: its objects (`None` when the cell is not there) and sample.
-type Side = (Option<CellObjects>, BTreeMap<String, String>);
+/// One cell compared: its diff, the signature of its change and its environment (`None` when
+/// nothing differs), and its base side, kept with the other renderings.
+fn compare_sides(
+    environments: &[String],
+    cell: &str,
+    before: Option<RenderedSide>,
+    after: Option<&RenderedSide>,
+) -> (Option<(CellDiff, String, String)>, Option<RenderedSide>) {
+    let status = match (&before, after) {
+        (None, Some(_)) => ChangeKind::Added,
+        (Some(_), None) => ChangeKind::Removed,
+        _ => ChangeKind::Changed,
+    };
+    let empty: CellObjects = Ok(Vec::new());
+    let layers = compare_cell(
+        before.as_ref().map_or(&empty, |b| &b.objects),
+        after.map_or(&empty, |a| &a.objects),
+    );
+    let samples = (
+        before
+            .as_ref()
+            .map(|b| b.sample.clone())
+            .unwrap_or_default(),
+        after.map(|a| a.sample.clone()).unwrap_or_default(),
+    );
+    if layers.is_empty() {
+        return (None, before);
+    }
+    let environment = crate::cell::CellName::parse(cell, environments)
+        .map_or_else(|_| "other".to_string(), |c| c.environment);
+    let diff = CellDiff {
+        cell: cell.to_string(),
+        status,
+        layers,
+    };
+    let key = signature(&diff, &samples);
+    (Some((diff, key, environment)), before)
+}
 
-/// Every cell rendered at the base and in the working tree, in `cells`' order, on every core (as
-/// `check` does: the caches are shared, one cell per thread from start to end, so the result does
-/// not depend on timing).
-fn render_both_sides(
-    cells: &[&String],
-    base: &Snapshot,
-    head: &Snapshot,
-    base_cache: &BuildCache,
-    head_cache: &BuildCache,
-) -> Vec<(Side, Side)> {
+/// `work` done for every item, on every core (as `check` does: one item per thread from start
+/// to end, so the result does not depend on timing), in `items`' order.
+fn on_every_core<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
-        .min(cells.len())
+        .min(items.len())
         .max(1);
     let next = AtomicUsize::new(0);
-    let mut slots: Vec<Option<(Side, Side)>> = (0..cells.len()).map(|_| None).collect();
+    let mut slots: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
-                let next = &next;
+                let (next, work) = (&next, &work);
                 scope.spawn(move || {
                     let mut done = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(cell) = cells.get(i) else { break };
-                        done.push((
-                            i,
-                            (side(base, cell, base_cache), side(head, cell, head_cache)),
-                        ));
+                        let Some(item) = items.get(i) else { break };
+                        done.push((i, work(item)));
                     }
                     done
                 })
@@ -204,8 +257,8 @@ fn render_both_sides(
         for worker in workers {
             match worker.join() {
                 Ok(done) => {
-                    for (i, sides) in done {
-                        slots[i] = Some(sides);
+                    for (i, result) in done {
+                        slots[i] = Some(result);
                     }
                 }
                 Err(panic) => std::panic::resume_unwind(panic),
@@ -214,17 +267,8 @@ fn render_both_sides(
     });
     slots
         .into_iter()
-        .map(|slot| slot.expect("every cell is rendered by one worker"))
+        .map(|slot| slot.expect("every item is done by one worker"))
         .collect()
-}
-
-/// A cell's objects and sample on one side, `None` when the cell is not there.
-fn side(snapshot: &Snapshot, cell: &str, cache: &BuildCache) -> Side {
-    if !snapshot.cells.iter().any(|c| c == cell) {
-        return (None, BTreeMap::new());
-    }
-    let (objects, sample) = snapshot.render_with_sample(cell, cache);
-    (Some(objects), sample)
 }
 
 fn compare_cell<'a>(before: &'a CellObjects, after: &'a CellObjects) -> Vec<LayerDiff> {
@@ -251,13 +295,20 @@ fn compare_cell<'a>(before: &'a CellObjects, after: &'a CellObjects) -> Vec<Laye
         }
     }
     let empty: LayerObjects = Ok(BTreeMap::new());
-    let find = |list: &'a [(String, LayerObjects)], name: &str| -> Option<&'a LayerObjects> {
+    let find = |list: &'a [(String, Arc<LayerObjects>)], name: &str| {
         list.iter().find(|(n, _)| n == name).map(|(_, l)| l)
     };
     let mut out = Vec::new();
     for name in names {
-        let b = find(before, name).unwrap_or(&empty);
-        let a = find(after, name).unwrap_or(&empty);
+        let (b, a) = (find(before, name), find(after, name));
+        if let (Some(b), Some(a)) = (b, a)
+            && Arc::ptr_eq(b, a)
+        {
+            // One rendering shared by both sides: nothing differs.
+            continue;
+        }
+        let b = b.map_or(&empty, |b| b.as_ref());
+        let a = a.map_or(&empty, |a| a.as_ref());
         let diff = match (b, a) {
             (Ok(b), Ok(a)) => LayerDiff {
                 layer: name.clone(),
@@ -286,8 +337,8 @@ fn compare_cell<'a>(before: &'a CellObjects, after: &'a CellObjects) -> Vec<Laye
 }
 
 fn sources_of(object: &Object) -> Vec<Utf8PathBuf> {
-    let mut files = vec![object.origin.clone()];
-    for p in &object.patched_by {
+    let mut files = vec![object.origin().to_path_buf()];
+    for p in object.patched_by() {
         if !files.contains(p) {
             files.push(p.clone());
         }
@@ -303,19 +354,19 @@ fn compare_objects(
     let ids: BTreeSet<&Identity> = before.keys().chain(after.keys()).collect();
     let yaml = |o: Option<&Object>, built: bool| {
         o.map_or_else(String::new, |o| {
-            to_flux_yaml(if built { &o.built } else { &o.value })
+            to_flux_yaml(if built { o.built() } else { o.value() })
         })
     };
     for id in ids {
         let (b, a) = (before.get(id), after.get(id));
         let (change, sources) = match (b, a) {
-            (Some(b), Some(a)) if b.value == a.value => continue,
+            (Some(b), Some(a)) if b.same(a) || b.value() == a.value() => continue,
             (Some(_), Some(a)) => (ChangeKind::Changed, sources_of(a)),
             (None, Some(a)) => (ChangeKind::Added, sources_of(a)),
             (Some(b), None) => (ChangeKind::Removed, sources_of(b)),
             (None, None) => continue,
         };
-        let built_id = a.or(b).map(|o| Identity::of(&o.built));
+        let built_id = a.or(b).map(|o| Identity::of(o.built()));
         out.push(Change {
             change,
             id: id.clone(),
@@ -346,21 +397,27 @@ pub fn unified(before: &str, after: &str) -> String {
 
 /// Cells whose changes have the same `signature`: the same edit, whatever each cell's own
 /// values (so one edit of a shared layer is one change for 37 cells).
-fn group(diffs: Vec<(CellDiff, Samples)>) -> Vec<Group> {
+fn group(diffs: Vec<(CellDiff, String, String)>) -> Vec<Group> {
     let mut groups: Vec<(String, Group)> = Vec::new();
-    for (diff, sample) in diffs {
-        let key = signature(&diff, &sample);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, g)) => g.cells.push(diff.cell.clone()),
-            None => groups.push((
-                key,
-                Group {
-                    cells: vec![diff.cell.clone()],
-                    environments: BTreeMap::new(),
-                    example: diff,
-                },
-            )),
-        }
+    for (diff, key, environment) in diffs {
+        let at = match groups.iter().position(|(k, _)| *k == key) {
+            Some(at) => {
+                groups[at].1.cells.push(diff.cell.clone());
+                at
+            }
+            None => {
+                groups.push((
+                    key,
+                    Group {
+                        cells: vec![diff.cell.clone()],
+                        environments: BTreeMap::new(),
+                        example: diff,
+                    },
+                ));
+                groups.len() - 1
+            }
+        };
+        *groups[at].1.environments.entry(environment).or_default() += 1;
     }
     let mut groups: Vec<Group> = groups.into_iter().map(|(_, g)| g).collect();
     // The widest change first.

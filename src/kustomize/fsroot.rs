@@ -85,6 +85,12 @@ impl Fs {
         })
     }
 
+    /// Whether `other` reads the same root with the same artifact rules (`.sourceignore`):
+    /// then a build reading the same answers from both gives the same result.
+    pub fn same_rules(&self, other: &Fs) -> bool {
+        self.root == other.root && self.ignore == other.ignore
+    }
+
     /// The rule that leaves `abs` (a file, or with `is_dir` a directory) out of the artifact.
     pub fn ignored(&self, abs: &Utf8Path, is_dir: bool) -> Option<&Pattern> {
         self.ignore.excluded_by(&self.rel(abs), is_dir)
@@ -137,6 +143,12 @@ impl Fs {
             cur.push(c);
             let last = comps.peek().is_none();
             if !last && self.is_clean(&cur) {
+                // Known from an earlier build: a recording of this build still needs it.
+                super::source::note(|| super::source::Access::Kind {
+                    root: self.root.clone(),
+                    abs: cur.clone(),
+                    seen: Ok(Kind::Dir),
+                });
                 continue;
             }
             let kind = match self.source.kind(&self.root, &cur) {

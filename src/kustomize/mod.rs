@@ -205,6 +205,12 @@ impl Repo {
         })
     }
 
+    /// Whether `other` is the same repository root read with the same artifact rules
+    /// (`.sourceignore`), whatever its source.
+    pub fn same_rules(&self, other: &Repo) -> bool {
+        self.fs.same_rules(&other.fs)
+    }
+
     /// Renders what kustomize-controller would build for a Kustomization with
     /// `spec.path = path` and the fields it writes into the kustomization there (`flux`:
     /// components, patches, images, name prefix/suffix, target namespace), in `kubectl

@@ -2,17 +2,21 @@
 //! (`cellgen diff` renders a commit without checking it out). `Fs` reads only through this, so a
 //! build at a commit runs exactly the code a build of the working tree runs.
 //!
-//! A Git tree is read once, whole, with `git ls-tree -r -z` and `git cat-file --batch`: the
-//! repository is not touched and nothing is written. Paths are relative to the cellgen
+//! A Git tree is listed once with `git ls-tree -r -z`; a file's contents are read when first
+//! asked for, from one `git cat-file --batch` kept open (most files of a commit are never read,
+//! or are compared by object id, see `Source::replays`). The repository is not touched and
+//! nothing is written. Paths are relative to the cellgen
 //! repository root (which may be a sub-directory of the Git work tree: `ls-tree` run there lists
 //! that sub-tree only, relative to it).
 
 use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What a path is, before Flux's artifact rules are applied (see `Fs::entry`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,18 +29,85 @@ pub enum Kind {
     Missing,
 }
 
-/// The files of one commit, in memory.
+/// The files of one commit: listed in memory, read on demand.
 #[derive(Debug, Default)]
 pub struct GitTree {
     /// The commit read, as `git rev-parse` printed it.
     pub commit: String,
-    files: BTreeMap<Utf8PathBuf, Vec<u8>>,
+    files: BTreeMap<Utf8PathBuf, Blob>,
+    /// Where `git cat-file` runs, and the process once started.
+    root: Utf8PathBuf,
+    reader: Mutex<Option<CatFile>>,
     links: BTreeSet<Utf8PathBuf>,
     /// Every directory holding an entry (the root excluded).
     dirs: BTreeSet<Utf8PathBuf>,
     others: BTreeSet<Utf8PathBuf>,
     /// Each directory's entries (the root's under ""), sorted by name.
     children: BTreeMap<Utf8PathBuf, Vec<(OsString, Kind)>>,
+}
+
+/// A regular file of the tree: its object id, and its contents once read.
+#[derive(Debug, Default)]
+struct Blob {
+    oid: String,
+    contents: OnceLock<Result<Vec<u8>, String>>,
+}
+
+/// A `git cat-file --batch` answering one object id at a time.
+#[derive(Debug)]
+struct CatFile {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl CatFile {
+    fn start(root: &Utf8Path) -> io::Result<CatFile> {
+        let mut child = git(root)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        Ok(CatFile {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    fn read(&mut self, oid: &str) -> io::Result<Vec<u8>> {
+        let stdin = self.stdin.as_mut().expect("open until dropped");
+        stdin.write_all(format!("{oid}\n").as_bytes())?;
+        stdin.flush()?;
+        let mut header = String::new();
+        self.stdout.read_line(&mut header)?;
+        // "<oid> blob <size>", or "<oid> missing".
+        let size: usize = header
+            .split_whitespace()
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                io::Error::other(format!(
+                    "`git cat-file --batch` answered `{}` for {oid}",
+                    header.trim()
+                ))
+            })?;
+        let mut body = vec![0; size + 1];
+        self.stdout.read_exact(&mut body)?;
+        body.pop();
+        Ok(body)
+    }
+}
+
+impl Drop for CatFile {
+    fn drop(&mut self) {
+        // Closing its input ends it.
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 /// Why a Git tree could not be read.
@@ -98,9 +169,9 @@ impl GitTree {
         let listing = git_output(root, &["ls-tree", "-r", "-z", &commit])?;
         let mut tree = GitTree {
             commit: commit.clone(),
+            root: root.to_path_buf(),
             ..GitTree::default()
         };
-        let mut blobs: Vec<(String, Utf8PathBuf)> = Vec::new();
         for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             // "<mode> <type> <oid>\t<path>"
             let Some(tab) = record.iter().position(|b| *b == b'\t') else {
@@ -121,20 +192,30 @@ impl GitTree {
             let path = Utf8PathBuf::from(path);
             let mut parent = path.parent();
             while let Some(p) = parent.filter(|p| !p.as_str().is_empty()) {
-                tree.dirs.insert(p.to_path_buf());
+                // A directory already there has its parents there too.
+                if tree.dirs.contains(p) || !tree.dirs.insert(p.to_path_buf()) {
+                    break;
+                }
                 parent = p.parent();
             }
             match mode {
                 "120000" => {
                     tree.links.insert(path);
                 }
-                "100644" | "100755" | "100664" => blobs.push((oid.to_string(), path)),
+                "100644" | "100755" | "100664" => {
+                    tree.files.insert(
+                        path,
+                        Blob {
+                            oid: oid.to_string(),
+                            contents: OnceLock::new(),
+                        },
+                    );
+                }
                 _ => {
                     tree.others.insert(path);
                 }
             }
         }
-        tree.files = cat_blobs(root, blobs)?;
         let mut children: BTreeMap<Utf8PathBuf, BTreeMap<OsString, Kind>> = BTreeMap::new();
         let entries = (tree.files.keys().map(|p| (p, Kind::File)))
             .chain(tree.dirs.iter().map(|p| (p, Kind::Dir)))
@@ -171,57 +252,62 @@ impl GitTree {
         }
     }
 
+    /// The contents of file `rel`, read from Git the first time.
+    fn contents(&self, rel: &Utf8Path) -> io::Result<Vec<u8>> {
+        let blob = self.files.get(rel).ok_or_else(not_found)?;
+        let contents = blob.contents.get_or_init(|| {
+            let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+            if reader.is_none() {
+                *reader = Some(CatFile::start(&self.root).map_err(|e| e.to_string())?);
+            }
+            let cat = reader.as_mut().expect("started");
+            cat.read(&blob.oid).map_err(|e| {
+                // A broken exchange leaves the process unusable: start another next time.
+                *reader = None;
+                format!("cannot read {rel} from Git: {e}")
+            })
+        });
+        contents.clone().map_err(io::Error::other)
+    }
+
+    /// Whether file `rel` holds exactly `bytes`: by object id when the repository's hash is
+    /// known, without reading the file from Git.
+    fn holds(&self, rel: &Utf8Path, bytes: &[u8]) -> bool {
+        let Some(blob) = self.files.get(rel) else {
+            return false;
+        };
+        match object_id(bytes, blob.oid.len()) {
+            Some(oid) => oid == blob.oid,
+            None => self.contents(rel).is_ok_and(|c| c == bytes),
+        }
+    }
+
     fn children(&self, rel: &Utf8Path) -> Vec<(OsString, Kind)> {
         self.children.get(rel).cloned().unwrap_or_default()
     }
 }
 
-/// The contents of `blobs` (object id, path), read in one `git cat-file --batch`.
-fn cat_blobs(
-    root: &Utf8Path,
-    blobs: Vec<(String, Utf8PathBuf)>,
-) -> Result<BTreeMap<Utf8PathBuf, Vec<u8>>, GitError> {
-    let failed = |message: String| GitError::Command {
-        command: "git cat-file --batch".into(),
-        message,
+/// Git's object id of a blob holding `bytes`, in the repository's hash (`hex_len`: 40 for
+/// SHA-1, 64 for SHA-256); `None` for another.
+fn object_id(bytes: &[u8], hex_len: usize) -> Option<String> {
+    use sha1::Digest as _;
+    let header = format!("blob {}\0", bytes.len());
+    let digest: Vec<u8> = match hex_len {
+        40 => {
+            let mut h = sha1::Sha1::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            h.finalize().to_vec()
+        }
+        64 => {
+            let mut h = sha2::Sha256::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            h.finalize().to_vec()
+        }
+        _ => return None,
     };
-    let mut child = git(root)
-        .args(["cat-file", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| failed(e.to_string()))?;
-    let mut stdin = child.stdin.take().expect("piped");
-    let ids: String = blobs.iter().map(|(oid, _)| format!("{oid}\n")).collect();
-    // Written from a thread: git answers while it reads, and both pipes have limited buffers.
-    let writer = std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
-    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-    let mut files = BTreeMap::new();
-    for (oid, path) in blobs {
-        let mut header = String::new();
-        stdout
-            .read_line(&mut header)
-            .map_err(|e| failed(e.to_string()))?;
-        // "<oid> blob <size>"
-        let size: usize = header
-            .split_whitespace()
-            .nth(2)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| failed(format!("unexpected answer for {oid}: {}", header.trim())))?;
-        let mut body = vec![0; size + 1];
-        stdout
-            .read_exact(&mut body)
-            .map_err(|e| failed(e.to_string()))?;
-        body.pop();
-        files.insert(path, body);
-    }
-    let _ = writer.join();
-    let status = child.wait().map_err(|e| failed(e.to_string()))?;
-    if !status.success() {
-        return Err(failed(format!("exited with {status}")));
-    }
-    Ok(files)
+    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Where `Fs` reads from.
@@ -238,16 +324,146 @@ fn not_found() -> io::Error {
 }
 
 /// `abs` relative to `root`, for a Git tree (paths are lexically normal there).
-fn relative(root: &Utf8Path, abs: &Utf8Path) -> Utf8PathBuf {
+fn relative<'a>(root: &Utf8Path, abs: &'a Utf8Path) -> Cow<'a, Utf8Path> {
     let rel = abs.strip_prefix(root).unwrap_or(abs);
-    rel.components()
-        .filter(|c| !matches!(c, Component::CurDir))
-        .collect()
+    if rel.components().any(|c| matches!(c, Component::CurDir)) {
+        Cow::Owned(
+            rel.components()
+                .filter(|c| !matches!(c, Component::CurDir))
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(rel)
+    }
+}
+
+/// One read a build made through a [`Source`], and what it saw. A build reads nothing else
+/// (the kustomize code reads only through `Fs`, and `Fs` only through `Source`), so a build
+/// whose reads all answer the same on another source builds the same there: `cellgen diff`
+/// builds an unchanged layer once for the base and the working tree (`render::BuildCache`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    Kind {
+        root: Utf8PathBuf,
+        abs: Utf8PathBuf,
+        seen: Result<Kind, IoError>,
+    },
+    Read {
+        root: Utf8PathBuf,
+        abs: Utf8PathBuf,
+        seen: Result<Vec<u8>, IoError>,
+    },
+    /// Entries sorted by name (the disk lists them in no fixed order).
+    ReadDir {
+        root: Utf8PathBuf,
+        abs: Utf8PathBuf,
+        seen: Result<Vec<(OsString, Kind)>, IoError>,
+    },
+}
+
+/// An I/O error as a build reports it: its kind and message.
+pub type IoError = (io::ErrorKind, String);
+
+fn io_error(e: impl std::borrow::Borrow<io::Error>) -> IoError {
+    let e = e.borrow();
+    (e.kind(), e.to_string())
+}
+
+thread_local! {
+    /// The reads of the recording under way on this thread (builds run on one thread each).
+    static LOG: RefCell<Option<Vec<Access>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` and returns what it read through any [`Source`] on this thread.
+pub fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<Access>) {
+    let outer = LOG.with(|l| l.borrow_mut().replace(Vec::new()));
+    let out = f();
+    let log = LOG
+        .with(|l| std::mem::replace(&mut *l.borrow_mut(), outer))
+        .unwrap_or_default();
+    // An enclosing recording saw these reads too.
+    LOG.with(|l| {
+        if let Some(outer) = l.borrow_mut().as_mut() {
+            outer.extend(log.iter().cloned());
+        }
+    });
+    (out, log)
+}
+
+/// Adds `access` to the recording under way, if any: for answers a caller remembers instead of
+/// asking again (`Fs` knows which directories hold no link).
+pub fn note(access: impl FnOnce() -> Access) {
+    LOG.with(|l| {
+        if let Some(log) = l.borrow_mut().as_mut() {
+            log.push(access());
+        }
+    });
+}
+
+fn sorted(mut entries: Vec<(OsString, Kind)>) -> Vec<(OsString, Kind)> {
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries
 }
 
 impl Source {
+    /// Whether every read of `log` answers the same on this source.
+    pub fn replays(&self, log: &[Access]) -> bool {
+        log.iter().all(|access| match access {
+            Access::Kind { root, abs, seen } => {
+                self.kind_unrecorded(root, abs).map_err(io_error) == *seen
+            }
+            Access::Read { root, abs, seen } => match self {
+                // Compared in place: the tree is in memory.
+                Source::Tree(tree) if seen.is_ok() => {
+                    tree.holds(&relative(root, abs), seen.as_deref().unwrap_or_default())
+                }
+                _ => {
+                    let now = self.read_unrecorded(root, abs).map_err(io_error);
+                    now.as_deref() == seen.as_deref()
+                }
+            },
+            Access::ReadDir { root, abs, seen } => {
+                self.read_dir_unrecorded(root, abs)
+                    .map(sorted)
+                    .map_err(io_error)
+                    == *seen
+            }
+        })
+    }
+
     /// What `abs` (under `root`) is, without following a symbolic link.
     pub fn kind(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
+        let out = self.kind_unrecorded(root, abs);
+        note(|| Access::Kind {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(|k| *k).map_err(io_error),
+        });
+        out
+    }
+
+    pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
+        let out = self.read_unrecorded(root, abs);
+        note(|| Access::Read {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(Clone::clone).map_err(io_error),
+        });
+        out
+    }
+
+    /// The entries of directory `abs`, unsorted for the disk.
+    pub fn read_dir(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
+        let out = self.read_dir_unrecorded(root, abs);
+        note(|| Access::ReadDir {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(|e| sorted(e.clone())).map_err(io_error),
+        });
+        out
+    }
+
+    fn kind_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
         match self {
             Source::Disk => match std::fs::symlink_metadata(abs) {
                 Ok(m) if m.file_type().is_symlink() => Ok(Kind::Link),
@@ -268,19 +484,18 @@ impl Source {
         }
     }
 
-    pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
+    fn read_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         match self {
             Source::Disk => std::fs::read(abs),
-            Source::Tree(tree) => tree
-                .files
-                .get(&relative(root, abs))
-                .cloned()
-                .ok_or_else(not_found),
+            Source::Tree(tree) => tree.contents(&relative(root, abs)),
         }
     }
 
-    /// The entries of directory `abs`, unsorted for the disk.
-    pub fn read_dir(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
+    fn read_dir_unrecorded(
+        &self,
+        root: &Utf8Path,
+        abs: &Utf8Path,
+    ) -> io::Result<Vec<(OsString, Kind)>> {
         match self {
             Source::Disk => {
                 let mut out = Vec::new();
@@ -333,5 +548,77 @@ impl Source {
             .collect();
         names.sort();
         names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(root: &Utf8Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A file's object id is Git's, in either hash, so an unchanged file is never read from Git.
+    #[test]
+    fn object_ids_are_gits_and_reads_replay_by_them() {
+        for format in ["sha1", "sha256"] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = Utf8Path::from_path(dir.path())
+                .unwrap()
+                .canonicalize_utf8()
+                .unwrap();
+            git(&root, &["init", "-q", &format!("--object-format={format}")]);
+            std::fs::write(root.join("a.yaml"), "a: 1\n").unwrap();
+            std::fs::write(root.join("b.yaml"), "b: 1\n").unwrap();
+            git(&root, &["add", "-A"]);
+            git(&root, &["commit", "-q", "-m", "one"]);
+            let oid = git(&root, &["hash-object", "a.yaml"]);
+            assert_eq!(object_id(b"a: 1\n", oid.trim().len()).unwrap(), oid.trim());
+            std::fs::write(root.join("b.yaml"), "b: 2\n").unwrap();
+            let (_, reads) = recording(|| {
+                for name in ["a.yaml", "b.yaml", "c.yaml"] {
+                    let _ = Source::Disk.read(&root, &root.join(name));
+                }
+            });
+            let tree = Source::Tree(Arc::new(GitTree::load(&root, "HEAD").unwrap()));
+            assert!(tree.replays(&reads[..1]), "{format}");
+            assert!(!tree.replays(&reads[1..2]), "{format}: b.yaml changed");
+            assert!(
+                !tree.replays(&reads[2..]),
+                "{format}: c.yaml is missing on both, with other messages"
+            );
+            // Nothing was read from Git for that: the first read starts `git cat-file`.
+            let Source::Tree(t) = &tree else {
+                unreachable!()
+            };
+            assert!(t.reader.lock().unwrap().is_none());
+            assert_eq!(tree.read(&root, &root.join("b.yaml")).unwrap(), b"b: 1\n");
+            assert!(t.reader.lock().unwrap().is_some());
+        }
+    }
+
+    /// Reads inside a recording are seen by an enclosing one too.
+    #[test]
+    fn recordings_nest() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        std::fs::write(root.join("a"), "x").unwrap();
+        let ((_, inner), outer) =
+            recording(|| recording(|| Source::Disk.read(root, &root.join("a"))));
+        assert_eq!(inner.len(), 1);
+        assert_eq!(inner, outer);
     }
 }

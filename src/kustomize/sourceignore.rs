@@ -36,7 +36,7 @@ pub enum Origin {
 }
 
 /// One gitignore pattern (go-git's `pattern`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pattern {
     /// The directory it applies in, as path components below the repository root.
     domain: Vec<Vec<u8>>,
@@ -176,7 +176,7 @@ impl Pattern {
 }
 
 /// The patterns in force for a repository, lowest priority first.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Matcher {
     patterns: Vec<Pattern>,
 }
