@@ -150,3 +150,68 @@ proptest! {
         prop_assert_eq!(prepared.analysis(&obj), &cellgen::substitute::analyze(&to_flux_yaml(&obj)));
     }
 }
+
+/// Variable maps whose values are words a read-back template may take in place of an
+/// expression (`Prepared` reads the object's text back once with placeholders), and words that
+/// would change how the text reads: types (`1`, `0775`, `yes`, `1:20`, `.inf`), colons, dashes.
+fn word_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
+    let value = prop::sample::select(vec![
+        "eu-west-1-dev",
+        "1",
+        "0775",
+        "yes",
+        "1:20",
+        "1e3",
+        "0x1F",
+        "1_000",
+        "null",
+        "x",
+        "arn:aws:iam::123456789012:role/x",
+        "a:",
+        "-a",
+        "a.b/c",
+        ".inf",
+        "a b",
+        "a#b",
+        "",
+        "~",
+        "a,b",
+        "[a]",
+        "'a'",
+        "\"a\"",
+        "a\nb",
+        "_",
+        "True",
+        "2024-01-02",
+        "cgph0q",
+    ]);
+    let one = (value.clone(), value.clone(), value).prop_map(|(a, b, c)| {
+        let vars = [("a", a), ("b", b), ("c", c)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        cellgen::substitute::Vars(vars)
+    });
+    prop::collection::vec(one, 2..10)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// Results made from the read-back template (second and later computed results of an
+    /// object) are the full path's, whatever the words and wherever the expressions stand.
+    #[test]
+    fn templated_read_back_is_substitute_object(
+        obj in object(),
+        maps in word_maps(),
+        strict in any::<bool>(),
+    ) {
+        use cellgen::substitute::{Prepared, SubstituteOptions, substitute_object};
+        let obj = serde_json::json!({"kind": "ConfigMap", "data": obj});
+        let prepared = Prepared::new(&obj);
+        let opts = SubstituteOptions { strict, strategy_always: false };
+        for vars in &maps {
+            prop_assert_eq!(prepared.substitute(&obj, vars, &opts), substitute_object(&obj, vars, &opts));
+        }
+    }
+}

@@ -256,7 +256,8 @@ fn check_object(
     // The text Flux substitutes and its expressions, made once for all cells.
     let text = prepared.text(&resource.object);
     let analysis = prepared.analysis(&resource.object);
-    let object = object_name(&resource.object);
+    // Only a finding names the object.
+    let object = || object_name(&resource.object);
     for r in &analysis.refs {
         cx.used.insert(r.name.clone());
         if r.has_default || vars.get(&r.name).is_some() {
@@ -276,7 +277,7 @@ fn check_object(
             "missing-key",
             file,
             line,
-            format!("`{}` in {object} asks for `{}`, which cell-metadata does not have (strict mode fails the reconciliation).{hint}{shell}", r.text, r.name),
+            format!("`{}` in {object} asks for `{}`, which cell-metadata does not have (strict mode fails the reconciliation).{hint}{shell}", r.text, r.name, object = object()),
         ));
     }
     for error in &analysis.errors {
@@ -295,7 +296,7 @@ fn check_object(
             "bad-substitution",
             file,
             line,
-            format!("{} in {object}: `{snippet}`", error.flux_message()),
+            format!("{} in {}: `{snippet}`", error.flux_message(), object()),
         ));
     }
     if analysis.errors.is_empty()
@@ -310,7 +311,7 @@ fn check_object(
             "bad-substitution",
             file,
             line,
-            format!("{} in {object}", error.flux_message()),
+            format!("{} in {}", error.flux_message(), object()),
         ));
     }
 }
@@ -322,7 +323,7 @@ fn is_shell_style(name: &str) -> bool {
 
 /// `Kind namespace/name` of an object, for messages.
 pub fn object_name(object: &serde_json::Value) -> String {
-    let get = |p: &str| object.pointer(p).and_then(|v| v.as_str()).unwrap_or("");
+    let get = |p: &str| crate::render::str_at(object, p);
     let namespace = get("/metadata/namespace");
     format!(
         "{} {}{}",

@@ -6,7 +6,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use super::Finding;
 use crate::config::{CONFIG_FILE, Config};
-use crate::merge::{OURS_MARKER, marker_lines};
+use crate::merge::{BASE_MARKER, OURS_MARKER, THEIRS_MARKER, marker_lines};
+
 use crate::repo::{cell_flux_dir, cell_terraform_dir};
 
 /// Findings for cellgen.yaml, the repository's generated files and shared directories, and the
@@ -60,10 +61,26 @@ fn walk(root: &Utf8Path, dir: &Utf8Path, out: &mut Vec<Utf8PathBuf>, findings: &
     }
 }
 
+/// Whether a line of `text` starts with a marker's run of seven `<`, `|` or `>`: one vectorised
+/// pass over the bytes for the three characters (rare in manifests and Terraform), so that
+/// almost every file is settled without walking its lines.
+fn may_hold_marker(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr3_iter(b'<', b'|', b'>', bytes).any(|at| {
+        (at == 0 || bytes[at - 1] == b'\n')
+            && [OURS_MARKER, BASE_MARKER, THEIRS_MARKER]
+                .iter()
+                .any(|m| bytes[at..].starts_with(m.as_bytes()))
+    })
+}
+
 fn scan(root: &Utf8Path, file: &Utf8Path, cell: Option<&str>, findings: &mut Vec<Finding>) {
     let Ok(text) = std::fs::read_to_string(root.join(file)) else {
         return;
     };
+    if !may_hold_marker(&text) {
+        return;
+    }
     let lines = marker_lines(&text);
     let Some(first) = lines.first() else {
         return;
@@ -86,5 +103,32 @@ fn scan(root: &Utf8Path, file: &Utf8Path, cell: Option<&str>, findings: &mut Vec
             Some(cell) => finding.in_cell(cell),
             None => finding,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefilter_passes_every_text_with_marker_lines() {
+        for text in [
+            "a\n<<<<<<< ours\nb\n=======\nc\n>>>>>>> theirs\n",
+            "|||||||\n",
+            "x: 1\r\n>>>>>>> new\r\n",
+            "<<<<<<<",
+        ] {
+            assert!(!marker_lines(text).is_empty(), "{text:?}");
+            assert!(may_hold_marker(text), "{text:?}");
+        }
+        for text in [
+            "a: |\n  x <<<<<<< y\n",
+            "v >= 1.0\n",
+            " <<<<<<< indented\n",
+            "",
+        ] {
+            assert!(marker_lines(text).is_empty(), "{text:?}");
+            assert!(!may_hold_marker(text), "{text:?}");
+        }
     }
 }

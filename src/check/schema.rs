@@ -11,9 +11,9 @@ mod meta;
 mod tests;
 mod values;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use regex::Regex;
 use serde_json::Value;
@@ -252,7 +252,13 @@ struct Crd {
 /// The Flux CRDs, by (group, kind).
 pub struct Schemas {
     crds: BTreeMap<(String, String), Crd>,
+    /// Results by object: cells render most Flux objects alike (a layer's Kustomization, a
+    /// HelmRepository), and a result depends on the object only.
+    memo: Mutex<HashMap<Value, Option<Vec<Violation>>>>,
 }
+
+/// Distinct objects whose results are kept; past this, new ones are validated every time.
+const MEMO_ENTRIES: usize = 20_000;
 
 impl Schemas {
     /// The embedded CRDs, parsed once per process.
@@ -297,7 +303,10 @@ impl Schemas {
                 Crd { file, versions },
             );
         }
-        Ok(Schemas { crds })
+        Ok(Schemas {
+            crds,
+            memo: Mutex::new(HashMap::new()),
+        })
     }
 
     /// Whether the CRDs define this API group.
@@ -307,6 +316,21 @@ impl Schemas {
 
     /// The problems of `object`, or `None` when no vendored CRD defines its group and kind.
     pub fn validate(&self, object: &Value) -> Option<Vec<Violation>> {
+        // Whole entries are inserted, never half-written ones.
+        let memo = || self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = memo().get(object) {
+            return known.clone();
+        }
+        let result = self.validate_uncached(object);
+        let mut memo = memo();
+        if memo.len() < MEMO_ENTRIES {
+            memo.insert(object.clone(), result.clone());
+        }
+        result
+    }
+
+    /// [`Schemas::validate`], without the memo.
+    pub(crate) fn validate_uncached(&self, object: &Value) -> Option<Vec<Violation>> {
         let api_version = object.get("apiVersion").and_then(Value::as_str)?;
         let kind = object.get("kind").and_then(Value::as_str)?;
         let (group, version) = api_version.split_once('/')?;

@@ -7,6 +7,8 @@ use serde_json::Value;
 use super::BuildError;
 use super::yaml::{self, JsonPath, LoadError, Seg};
 
+mod memo;
+
 /// Parsed resource files by absolute path: each object with where it holds nulls written
 /// without text (see yaml::KDoc::to_json_marked).
 pub type Parsed = std::collections::HashMap<Utf8PathBuf, Vec<(Value, Vec<JsonPath>)>>;
@@ -42,6 +44,12 @@ pub fn load_error(file: &Utf8Path, e: LoadError) -> BuildError {
 /// A kustomization (or configuration) file, as sigs.k8s.io/yaml reads it: the first
 /// document, go-yaml v2 rules. An empty file is an empty mapping.
 pub fn parse_kustomization(file: &Utf8Path, text: &str) -> Result<Value, BuildError> {
+    static MEMO: memo::Memo<Value> = memo::Memo::new();
+    let parsed = MEMO.get(text, |text| parse_kustomization_text(file, text))?;
+    Ok(Value::clone(&parsed))
+}
+
+fn parse_kustomization_text(file: &Utf8Path, text: &str) -> Result<Value, BuildError> {
     Ok(yaml::yaml_to_json(text)
         .map_err(|e| load_error(file, e))?
         .unwrap_or_else(|| Value::Object(Default::default())))
@@ -111,6 +119,15 @@ pub fn parse_objects(file: &Utf8Path, text: &str) -> Result<Vec<Value>, BuildErr
 /// `parse_objects`, with where each object holds nulls written without text (see
 /// yaml::KDoc::to_json_marked).
 pub fn parse_objects_marked(
+    file: &Utf8Path,
+    text: &str,
+) -> Result<Vec<(Value, Vec<JsonPath>)>, BuildError> {
+    static MEMO: memo::Memo<Vec<(Value, Vec<JsonPath>)>> = memo::Memo::new();
+    let parsed = MEMO.get(text, |text| parse_objects_text(file, text))?;
+    Ok(Vec::clone(&parsed))
+}
+
+fn parse_objects_text(
     file: &Utf8Path,
     text: &str,
 ) -> Result<Vec<(Value, Vec<JsonPath>)>, BuildError> {
@@ -197,4 +214,79 @@ pub fn parse_output(source: &Utf8Path, text: &str) -> Result<Vec<Value>, BuildEr
         .iter()
         .map(|d| d.to_json(false).map_err(err))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Header lines: harmless comments, and lines that must not be dropped.
+    const HEADERS: &[&str] = &[
+        "# cell a",
+        "",
+        "   # b",
+        "\t# tab",
+        "# [",
+        "# {{",
+        "# ]",
+        "# a\rkind: X",
+        "---",
+        "--- # c",
+        "...",
+        "%YAML 1.1",
+        "# \u{85}",
+        "# \u{1}",
+        "\u{feff}# bom",
+        "# é ✓",
+        "a: 1",
+        "   ",
+    ];
+    /// Bodies: valid streams, lists kio unwraps, and broken ones.
+    const BODIES: &[&str] = &[
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n",
+        "kind: List\nitems:\n- kind: A\n  metadata: {name: b}\n",
+        "---\nkind: B\nmetadata:\n  name: c\n---\nkind: D\nmetadata:\n  name: d\n",
+        "kind: E\nmetadata:\n  name: e\n  labels:\n    x:\n",
+        "kind: F\nmetadata:\n  name: [\n",
+        "kind: G\nmetadata: *nope\n",
+        "kind: H\n",
+        "resources:\n  - a.yaml\nnamespace: x\n",
+        "",
+    ];
+
+    fn same<T: PartialEq + std::fmt::Debug>(
+        a: Result<T, BuildError>,
+        b: Result<T, BuildError>,
+    ) -> Result<(), TestCaseError> {
+        match (a, b) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+            (Err(a), Err(b)) => prop_assert_eq!(format!("{a:?}"), format!("{b:?}")),
+            (a, b) => prop_assert!(false, "{:?} / {:?}", a.is_ok(), b.is_ok()),
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        /// The memoised parses give what parsing the whole text gives, errors included, on
+        /// first and later calls (a later call may be answered by another header's text).
+        #[test]
+        fn memoised_parses_are_the_parses(
+            header in proptest::collection::vec(proptest::sample::select(HEADERS), 0..4),
+            body in proptest::sample::select(BODIES),
+            crlf in any::<bool>(),
+        ) {
+            let mut text: String = header.iter().map(|l| format!("{l}\n")).collect();
+            text.push_str(body);
+            if crlf {
+                text = text.replace('\n', "\r\n");
+            }
+            let file = Utf8Path::new("cells/a/x.yaml");
+            for _ in 0..2 {
+                same(parse_objects_marked(file, &text), parse_objects_text(file, &text))?;
+                same(parse_kustomization(file, &text), parse_kustomization_text(file, &text))?;
+            }
+        }
+    }
 }

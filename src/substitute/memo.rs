@@ -9,6 +9,7 @@
 //! text. An object with no `${...}` makes no look-up, so all cells share one result.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
@@ -18,6 +19,7 @@ use super::{
     Analysis, SubstError, SubstituteOptions, Vars, analyze, envsubst, is_valid_var_name,
     to_flux_yaml,
 };
+use crate::kustomize::yaml::holes::{Hole, fill, with_holes};
 
 /// Results kept per object. Cells differ in a few values (their name, region, ...): enough
 /// room for the values cells share, bounded so a value unique to each cell costs no memory.
@@ -36,6 +38,9 @@ pub struct Prepared {
     text: OnceLock<String>,
     analysis: OnceLock<Analysis>,
     memos: Mutex<Vec<Memo>>,
+    /// Results computed (not remembered ones): the template is made at the second.
+    computed: AtomicUsize,
+    template: OnceLock<Option<Template>>,
 }
 
 impl Prepared {
@@ -45,6 +50,8 @@ impl Prepared {
             text: OnceLock::new(),
             analysis: OnceLock::new(),
             memos: Mutex::new(Vec::new()),
+            computed: AtomicUsize::new(0),
+            template: OnceLock::new(),
         }
     }
 
@@ -79,14 +86,27 @@ impl Prepared {
         if let Some(bad) = vars.0.keys().find(|k| !is_valid_var_name(k)) {
             return Err(SubstError::InvalidVarName { name: bad.clone() });
         }
-        let answers_match = |m: &Memo| {
-            m.strict == opts.strict
-                && m.lookups
-                    .iter()
-                    .all(|(name, answer)| vars.get(name) == answer.as_deref())
-        };
-        if let Some(m) = self.lock().iter().find(|m| answers_match(m)) {
-            return m.result.clone();
+        {
+            let memos = self.lock();
+            // The remembered results mostly ask the same few names: each is looked up once.
+            let mut answers: Vec<(&str, Option<&str>)> = Vec::new();
+            let found = memos.iter().find(|m| {
+                m.strict == opts.strict
+                    && m.lookups.iter().all(|(name, expected)| {
+                        let answer = match answers.iter().find(|(n, _)| *n == name.as_str()) {
+                            Some(&(_, a)) => a,
+                            None => {
+                                let a = vars.get(name);
+                                answers.push((name.as_str(), a));
+                                a
+                            }
+                        };
+                        answer == expected.as_deref()
+                    })
+            });
+            if let Some(m) = found {
+                return m.result.clone();
+            }
         }
         let lookups = RefCell::new(Vec::new());
         let lookup = |name: &str| {
@@ -94,7 +114,19 @@ impl Prepared {
             lookups.borrow_mut().push((name.to_owned(), answer.clone()));
             answer
         };
-        let result = envsubst(self.text(object), &lookup, opts.strict).and_then(|t| read_back(&t));
+        let template = if self.computed.fetch_add(1, Ordering::Relaxed) > 0 {
+            self.template
+                .get_or_init(|| Template::new(self.text(object), self.analysis(object)))
+                .as_ref()
+        } else {
+            None
+        };
+        let result = envsubst(self.text(object), &lookup, opts.strict).and_then(|t| match template
+            .and_then(|tp| tp.read_back(&t, vars, opts.strict))
+        {
+            Some(value) => Ok(value),
+            None => read_back(&t),
+        });
         let mut memos = self.lock();
         if memos.len() == KEPT {
             memos.remove(0);
@@ -111,6 +143,133 @@ impl Prepared {
         // A panic elsewhere cannot leave a half-written entry: pushes are whole.
         self.memos.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Marks the placeholders of a [`Template`]; a text holding it gets no template.
+const MARK: &str = "cgph";
+
+fn placeholder(i: usize) -> String {
+    format!("{MARK}{i}q")
+}
+
+/// The object's text read back once with a placeholder in place of each `${...}`: a result is
+/// then that value with each placeholder's scalar given the expression's word and resolved as
+/// go-yaml v2 resolves that scalar (`yaml::holes`), where the word cannot change how the text
+/// reads: it is made of letters, digits and `_./:-`, starts with a letter, digit or `_`, does
+/// not end with `:`, and the substituted text is exactly the text between the expressions (no
+/// `$` in it, so envsubst leaves it alone) around the words. Anything else is read back whole.
+struct Template {
+    /// Text before, between and after the expressions.
+    pieces: Vec<String>,
+    expressions: Vec<String>,
+    value: Value,
+    holes: Vec<Hole>,
+}
+
+impl Template {
+    fn new(text: &str, analysis: &Analysis) -> Option<Template> {
+        if !analysis.errors.is_empty() || analysis.refs.is_empty() || text.contains(MARK) {
+            return None;
+        }
+        // Outermost expressions (nested references lie inside them).
+        let mut refs: Vec<(usize, usize)> = analysis
+            .refs
+            .iter()
+            .map(|r| (r.offset, r.offset + r.len))
+            .collect();
+        refs.sort_by_key(|&(start, end)| (start, std::cmp::Reverse(end)));
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for (start, end) in refs {
+            match spans.last() {
+                Some(&(_, last)) if start < last => {
+                    if end > last {
+                        return None;
+                    }
+                }
+                _ => spans.push((start, end)),
+            }
+        }
+        let mut pieces = Vec::new();
+        let mut expressions = Vec::new();
+        let mut with_marks = String::with_capacity(text.len());
+        let mut at = 0;
+        for (i, &(start, end)) in spans.iter().enumerate() {
+            pieces.push(text.get(at..start)?.to_string());
+            expressions.push(text.get(start..end)?.to_string());
+            with_marks.push_str(&text[at..start]);
+            with_marks.push_str(&placeholder(i));
+            at = end;
+        }
+        pieces.push(text.get(at..)?.to_string());
+        with_marks.push_str(&text[at..]);
+        if pieces.iter().any(|p| p.contains('$')) {
+            return None;
+        }
+        let (value, holes) = with_holes(&with_marks, &|s: &str| s.contains(MARK))?;
+        // Each placeholder in exactly one scalar, once.
+        for i in 0..spans.len() {
+            let mark = placeholder(i);
+            if holes
+                .iter()
+                .map(|h| h.value.matches(&mark).count())
+                .sum::<usize>()
+                != 1
+            {
+                return None;
+            }
+        }
+        Some(Template {
+            pieces,
+            expressions,
+            value,
+            holes,
+        })
+    }
+
+    /// `read_back(substituted)`, when `substituted` is the text with words that fit in place of
+    /// the expressions (each evaluated alone with `vars`); `None` otherwise.
+    fn read_back(&self, substituted: &str, vars: &Vars, strict: bool) -> Option<Value> {
+        let lookup = |name: &str| vars.get(name).map(str::to_owned);
+        let mut words = Vec::with_capacity(self.expressions.len());
+        let mut rebuilt = String::with_capacity(substituted.len());
+        rebuilt.push_str(&self.pieces[0]);
+        for (expression, after) in self.expressions.iter().zip(&self.pieces[1..]) {
+            let word = envsubst(expression, &lookup, strict).ok()?;
+            if !fits(&word) {
+                return None;
+            }
+            rebuilt.push_str(&word);
+            rebuilt.push_str(after);
+            words.push(word);
+        }
+        if rebuilt != substituted {
+            return None;
+        }
+        let mut texts = Vec::with_capacity(self.holes.len());
+        for hole in &self.holes {
+            let mut text = hole.value.clone();
+            for (i, word) in words.iter().enumerate() {
+                text = text.replace(&placeholder(i), word);
+            }
+            // libyaml bounds a simple key's length at 1024: far from it, nothing changes.
+            if text.len() >= 1000 {
+                return None;
+            }
+            texts.push(text);
+        }
+        fill(&self.value, &self.holes, &texts).ok()
+    }
+}
+
+/// A word that reads the same wherever a placeholder stood in a scalar (see [`Template`]).
+fn fits(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    let inner = |b: &u8| b.is_ascii_alphanumeric() || b"_./:-".contains(b);
+    matches!(bytes.first(), Some(b) if b.is_ascii_alphanumeric() || *b == b'_')
+        && bytes.last() != Some(&b':')
+        && bytes.len() <= 256
+        && bytes.iter().all(inner)
+        && !word.contains(MARK)
 }
 
 #[cfg(test)]

@@ -132,3 +132,24 @@ fn names_and_labels() {
     assert!(is_label_value("") && is_label_value("a.b_c-1") && !is_label_value("-a"));
     assert!(!is_label_value(&"a".repeat(64)));
 }
+
+#[test]
+fn remembered_results_are_the_validation() {
+    let schemas = Schemas::embedded();
+    let objects = [
+        kustomization(json!({"interval": "10m", "path": "./apps", "prune": true,
+            "sourceRef": {"kind": "GitRepository", "name": "flux-system"}})),
+        kustomization(json!({"interval": "10minutes", "path": "./apps", "patchs": []})),
+        json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v9", "kind": "Kustomization",
+            "metadata": {"name": "a"}}),
+        json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "a"}}),
+    ];
+    for object in objects.iter().chain(&objects) {
+        assert_eq!(
+            schemas.validate(object),
+            schemas.validate_uncached(object),
+            "{object}"
+        );
+    }
+    assert!(!schemas.validate(&objects[1]).unwrap().is_empty());
+}

@@ -42,17 +42,17 @@ thread_local! {
         const { RefCell::new(VecDeque::new()) };
 }
 
-/// `text` parsed, or the body this thread parsed from the same text among its last few.
+/// `text` parsed, or the body this thread parsed from the same text among its last few, or
+/// the body of the same text in the process's parse cache (cells share cell-metadata.tf).
 pub fn parse_recent(text: &str) -> Result<Arc<Body>, HclEditError> {
-    if let Some(body) = RECENTLY_PARSED.with_borrow(|recent| {
-        recent
-            .iter()
-            .find(|(t, _)| t == text)
-            .map(|(_, b)| b.clone())
-    }) {
+    if let Some(body) = recently_parsed(text) {
         return Ok(body);
     }
-    let body = Arc::new(crate::edit::hcl::parse_body(text)?);
+    // A text that does not parse is parsed again for the error in edit::hcl's words.
+    let body = match parse_shared(text) {
+        Ok(body) => body,
+        Err(_) => Arc::new(crate::edit::hcl::parse_body(text)?),
+    };
     RECENTLY_PARSED.with_borrow_mut(|recent| {
         if recent.len() == RECENT {
             recent.pop_front();
@@ -62,15 +62,21 @@ pub fn parse_recent(text: &str) -> Result<Arc<Body>, HclEditError> {
     Ok(body)
 }
 
-fn parse_cached(text: &str) -> Option<Arc<Body>> {
-    if let Some(body) = RECENTLY_PARSED.with_borrow(|recent| {
+fn recently_parsed(text: &str) -> Option<Arc<Body>> {
+    RECENTLY_PARSED.with_borrow(|recent| {
         recent
             .iter()
             .find(|(t, _)| t == text)
             .map(|(_, b)| b.clone())
-    }) {
-        return Some(body);
-    }
+    })
+}
+
+fn parse_cached(text: &str) -> Option<Arc<Body>> {
+    recently_parsed(text).or_else(|| parse_shared(text).ok())
+}
+
+/// `text` parsed through the process's [`ParseCache`] (successes only are kept).
+fn parse_shared(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
     static CACHE: OnceLock<Mutex<ParseCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| {
         Mutex::new(ParseCache {
@@ -86,16 +92,16 @@ fn parse_cached(text: &str) -> Option<Arc<Body>> {
     let repeated = {
         let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(body) = cache.bodies.get(text) {
-            return Some(body.clone());
+            return Ok(body.clone());
         }
         !cache.seen.insert(hash)
     };
-    let body = Arc::new(hcl_edit::parser::parse_body(text).ok()?);
+    let body = Arc::new(hcl_edit::parser::parse_body(text)?);
     if repeated {
         let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
         cache.bodies.insert(text.to_string(), body.clone());
     }
-    Some(body)
+    Ok(body)
 }
 
 impl File {
@@ -117,12 +123,13 @@ impl File {
     /// blanks, or after a `/* */` comment, so a text holding one always may).
     fn may_call_module(&self) -> bool {
         self.text.contains("/*")
-            || self.text.lines().any(|line| {
-                line.trim_start()
-                    .strip_prefix("module")
-                    .is_some_and(|rest| {
-                        !rest.starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
-                    })
+            // Each `module` word, not each line: blanks before it on its line, no name
+            // character after it.
+            || memchr::memmem::find_iter(self.text.as_bytes(), b"module").any(|at| {
+                let line_start = self.text[..at].rfind('\n').map_or(0, |n| n + 1);
+                self.text[line_start..at].chars().all(char::is_whitespace)
+                    && !self.text[at + "module".len()..]
+                        .starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
             })
     }
 
@@ -350,4 +357,68 @@ fn read_tfvars(
         }
     }
     values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line-by-line reading `may_call_module` replaces.
+    fn by_lines(text: &str) -> bool {
+        text.contains("/*")
+            || text.lines().any(|line| {
+                line.trim_start()
+                    .strip_prefix("module")
+                    .is_some_and(|rest| {
+                        !rest.starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
+                    })
+            })
+    }
+
+    #[test]
+    fn shared_parses_are_parses_and_errors_are_edit_hcls() {
+        let text = "a = 1\nb = { c = 2 }\n";
+        for _ in 0..3 {
+            let body = parse_recent(text).unwrap();
+            assert_eq!(
+                body.to_string(),
+                crate::edit::hcl::parse_body(text).unwrap().to_string()
+            );
+            // Another thread's view goes through the shared cache.
+            std::thread::scope(|s| {
+                s.spawn(|| assert_eq!(parse_recent(text).unwrap().to_string(), body.to_string()));
+            });
+        }
+        let bad = "a = \n}\n";
+        for _ in 0..2 {
+            assert_eq!(
+                parse_recent(bad).err(),
+                crate::edit::hcl::parse_body(bad).err()
+            );
+        }
+    }
+
+    #[test]
+    fn module_calls_are_found_as_line_by_line() {
+        for text in [
+            "module \"vpc\" {\n}\n",
+            "  module \"a\" {}\n",
+            "\u{a0}\tmodule{\n",
+            "x = 1\nmodule\r\n",
+            "source = \"terraform-aws-modules/eks/aws\"\n",
+            "# a module here\nmodules = 1\n",
+            "module_x = 1\nmodule.a = 2\n",
+            "abc\rmodule \"a\" {}\n",
+            "/* module */",
+            "",
+            "module",
+        ] {
+            let file = File {
+                shown: String::new(),
+                text: text.to_string(),
+                body: OnceLock::new(),
+            };
+            assert_eq!(file.may_call_module(), by_lines(text), "{text:?}");
+        }
+    }
 }

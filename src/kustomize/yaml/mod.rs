@@ -12,6 +12,7 @@
 
 mod events;
 mod folded;
+pub mod holes;
 pub mod resolve;
 mod tree;
 
