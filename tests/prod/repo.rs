@@ -41,8 +41,9 @@ fn steps(workflow: &Value) -> Vec<Value> {
         .clone()
 }
 
-/// Whether a step runs when CELLGEN_GIT_URL is `url` (the conditions the workflow uses).
-fn runs_with(step: &Value, url: &str) -> bool {
+/// Whether a step runs when CELLGEN_GIT_URL is `url` and the repository has cells or not (the
+/// conditions the workflow uses).
+fn runs_with(step: &Value, url: &str, cells: bool) -> bool {
     let Some(condition) = step["if"].as_str() else {
         return true;
     };
@@ -52,6 +53,10 @@ fn runs_with(step: &Value, url: &str) -> bool {
             url != value.trim_matches('\'')
         } else if let Some(value) = term.strip_prefix("env.CELLGEN_GIT_URL == ") {
             url == value.trim_matches('\'')
+        } else if term == "hashFiles('cells/*/*') != ''" {
+            cells
+        } else if term == "hashFiles('cells/*/*') == ''" {
+            !cells
         } else {
             // Cache hits only skip work; assume a miss.
             term == "steps.cellgen-cache.outputs.cache-hit != 'true'"
@@ -114,10 +119,10 @@ fn the_workflow_pins_its_actions_caches_cellgen_and_works_without_cellgen_git_ur
     );
     assert_eq!(flow["env"]["CELLGEN_VERSION"], env!("CARGO_PKG_VERSION"));
 
-    let run_text = |url: &str| -> String {
+    let run_text_in = |url: &str, cells: bool| -> String {
         steps
             .iter()
-            .filter(|s| runs_with(s, url))
+            .filter(|s| runs_with(s, url, cells))
             .map(|s| {
                 format!(
                     "{}\n{}\n",
@@ -127,6 +132,13 @@ fn the_workflow_pins_its_actions_caches_cellgen_and_works_without_cellgen_git_ur
             })
             .collect()
     };
+    let run_text = |url: &str| run_text_in(url, true);
+    // Before the first cell: `cellgen check` (which fails without cells) waits, a notice says why.
+    let empty = run_text_in("https://git.example.com/tools/cellgen.git", false);
+    assert!(
+        !empty.contains("cellgen check --format") && empty.contains("No cell under cells/ yet"),
+        "{empty}"
+    );
     // With the variable: cellgen is built on a cache miss and checks; terraform fmt runs.
     let set = run_text("https://git.example.com/tools/cellgen.git");
     assert!(
