@@ -205,6 +205,7 @@ impl CellgenError {
             | CellgenError::MissingInput { .. }
             | CellgenError::InvalidFlag { .. }
             | CellgenError::UnknownCell { .. }
+            | CellgenError::NoSuchCell { .. }
             | CellgenError::UnknownComponent { .. }
             | CellgenError::UnknownKey { .. } => 2,
             // Like a shell: 128 + the signal number (130 for SIGINT, 143 for SIGTERM).

@@ -202,11 +202,12 @@ fn remove_cell_of_a_cell_git_shows_removed_succeeds_writing_nothing() {
         );
         assert_tree_unchanged(&before, &tree_hash(root), "a cell already removed");
     }
-    // A name Git never had is still an error, with the did-you-mean.
+    // A name Git never had is still a usage error (exit 2, as an unknown cell is everywhere), with
+    // the did-you-mean.
     run_fails(
         root,
         &["remove-cell", "eu-west-3-prod"],
-        1,
+        2,
         &[
             "there is no cell `eu-west-3-prod` to remove",
             "Did you mean `eu-west-2-prod`?",
@@ -276,7 +277,7 @@ fn remove_cell_suggests_the_cell_meant() {
     run_fails(
         root,
         &["remove-cell", "eu-west-3-prod"],
-        1,
+        2,
         &[
             "there is no cell `eu-west-3-prod` to remove",
             "no Git commit has them",
