@@ -117,7 +117,9 @@ pub enum GitError {
     Command { command: String, message: String },
 }
 
-fn git(root: &Utf8Path) -> Command {
+/// A git command in `root` that never pages, prompts or follows replace refs (upgrade reads
+/// history through it too).
+pub(crate) fn git(root: &Utf8Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(root);
     // Never a pager, never a prompt, never the user's replace refs.
@@ -551,25 +553,27 @@ impl Source {
     }
 }
 
+/// Runs git in `root` with a fixed identity for a test, failing it when git fails.
+#[cfg(test)]
+pub(crate) fn git_for_test(root: &Utf8Path, args: &[&str]) -> String {
+    let out = git(root)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("git prints UTF-8")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(root: &Utf8Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
+    use git_for_test as git;
 
     /// A file's object id is Git's, in either hash, so an unchanged file is never read from Git.
     #[test]

@@ -4,27 +4,11 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::Arc;
 
 use super::{BuildCache, load_cell, render_layers_reusing};
-use crate::kustomize::source::{GitTree, Source};
+use crate::kustomize::source::{GitTree, Source, git_for_test as git};
 use crate::kustomize::{FluxFields, Mode};
-
-fn git(root: &Utf8Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn write(root: &Utf8Path, rel: &str, text: &str) {
     let path = root.join(rel);

@@ -13,6 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 
+use crate::kustomize::source::git;
 use crate::state::sha256;
 
 /// What cellgen 0.1.0 generated where this cellgen generates something else, for the files it
@@ -115,12 +116,6 @@ impl GitTexts {
                 .map(String::as_str)
         })
     }
-}
-
-fn git(root: &Utf8Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(root);
-    cmd
 }
 
 fn read_history(

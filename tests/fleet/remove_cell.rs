@@ -157,26 +157,6 @@ fn remove_cell_takes_the_git_side_keeps_the_stack_and_prints_the_tear_down_in_or
     );
 }
 
-/// Runs git in `dir` with a fixed identity, failing the test when it fails.
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A cell the repository's Git history has, gone from the working tree (removed and committed,
 /// or removed and not committed yet): a re-run says so and succeeds, writing nothing.
 #[test]
