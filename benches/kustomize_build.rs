@@ -79,7 +79,7 @@ fn main() {
             ),
         );
     }
-    let root = dir.path();
+    let root = camino::Utf8Path::from_path(dir.path()).expect("a UTF-8 temporary directory");
     // The floor: reading every file each build reads, once per build.
     let inputs = |i: usize, layer: &str| -> Vec<String> {
         let mut f = vec![format!("cells/c{i}/{layer}")];

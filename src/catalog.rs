@@ -10,8 +10,8 @@
 
 mod rules;
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -151,12 +151,12 @@ impl Catalog {
     pub fn load_from(
         templates: &Templates,
         dirs: Vec<String>,
-        read: &dyn Fn(&Path) -> Result<Option<String>, CellgenError>,
+        read: &dyn Fn(&Utf8Path) -> Result<Option<String>, CellgenError>,
     ) -> Result<Catalog, CellgenError> {
         let Catalog { mut components } = Catalog::embedded(templates)?;
         let mut stack: Option<StackFacts> = None;
         for dir in dirs {
-            let path = Path::new(COMPONENTS_DIR).join(&dir).join(SPEC_FILE);
+            let path = Utf8Path::new(COMPONENTS_DIR).join(&dir).join(SPEC_FILE);
             if let Some(text) = read(&path)? {
                 validate_name(&dir, &path)?;
                 let spec = parse_spec(&text, &path)?;
@@ -166,7 +166,7 @@ impl Catalog {
                 let facts = stack.as_ref().expect("just computed");
                 if let Some(why) = reserved(templates, facts, &dir)? {
                     return Err(CellgenError::InvalidFile {
-                        path: crate::paths::utf8(path),
+                        path,
                         message: format!(
                             "component name `{dir}` is reserved: {why}. Rename the directory components/{dir} (e.g. `team-{dir}`)"
                         ),
@@ -196,7 +196,7 @@ impl Catalog {
                 continue;
             };
             let text = templates::raw(&name).unwrap_or_default();
-            let spec = parse_spec(text, Path::new(&name))?;
+            let spec = parse_spec(text, Utf8Path::new(&name))?;
             components.insert(
                 component.to_string(),
                 Component {
@@ -232,10 +232,10 @@ impl Catalog {
     }
 }
 
-fn parse_spec(text: &str, path: &Path) -> Result<ComponentSpec, CellgenError> {
+fn parse_spec(text: &str, path: &Utf8Path) -> Result<ComponentSpec, CellgenError> {
     crate::yaml_depth::check_file(text, path)?;
     let spec: ComponentSpec = yaml_serde::from_str(text).map_err(|e| CellgenError::InvalidFile {
-        path: crate::paths::utf8(path),
+        path: path.to_path_buf(),
         message: format!(
             "{}not a valid component.yaml: {e}. It declares description, layers, keys (description, example, terraform), identity (namespace, service_account, policy_arns) and depends_on",
             e.location().map(|l| format!("line {}: ", l.line())).unwrap_or_default()
@@ -290,11 +290,11 @@ fn reserved(
     }))
 }
 
-fn validate_name(name: &str, path: &Path) -> Result<(), CellgenError> {
+fn validate_name(name: &str, path: &Utf8Path) -> Result<(), CellgenError> {
     // The role name `<cell>-<component>` must fit IAM's 64 characters.
     if !is_dns_label(name) || name.len() > 31 {
         return Err(CellgenError::InvalidFile {
-            path: crate::paths::utf8(path),
+            path: path.to_path_buf(),
             message: format!(
                 "component directory `{name}` must be a DNS label of at most 31 characters (lowercase letters, digits, dashes)"
             ),
@@ -309,8 +309,8 @@ impl Component {
         self.name.replace('-', "_")
     }
 
-    pub fn layer_dir(&self, layer: &str) -> PathBuf {
-        Path::new(COMPONENTS_DIR).join(&self.name).join(layer)
+    pub fn layer_dir(&self, layer: &str) -> Utf8PathBuf {
+        Utf8Path::new(COMPONENTS_DIR).join(&self.name).join(layer)
     }
 
     /// Files an embedded component materialises under `components/<name>/` (none for repository ones).
@@ -329,7 +329,7 @@ impl Component {
                     return None;
                 }
                 Some((
-                    Path::new(COMPONENTS_DIR).join(&self.name).join(&rel),
+                    Utf8Path::new(COMPONENTS_DIR).join(&self.name).join(&rel),
                     templates::raw(&name)?.to_string(),
                 ))
             })

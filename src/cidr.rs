@@ -1,9 +1,9 @@
 //! IPv4 CIDR blocks of cell VPCs: parsing, overlap, the next free block of the repository's
 //! pool, and the block each cell records as `vpc_cidr` in its terraform.tfvars.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::fmt;
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
 
 use hcl_edit::Span;
 use hcl_edit::expr::Expression;
@@ -105,7 +105,7 @@ pub fn next_free(pool: Cidr, prefix: u8, taken: &[Cidr]) -> Option<Cidr> {
 pub struct CellCidr {
     pub cell: String,
     /// Repository-relative file that sets it.
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub line: Option<usize>,
     /// The block, or why the recorded value is not one.
     pub cidr: Result<Cidr, String>,
@@ -114,14 +114,14 @@ pub struct CellCidr {
 /// The VPC block of every cell that records one: `vpc_cidr` in its terraform.tfvars, else the
 /// `default` of `variable "vpc_cidr"` (cells generated before each cell had its own block).
 /// A cell whose stack sets neither is left out.
-pub fn recorded(root: &Path, cells: &[String]) -> Vec<CellCidr> {
+pub fn recorded(root: &Utf8Path, cells: &[String]) -> Vec<CellCidr> {
     cells
         .iter()
         .filter_map(|cell| recorded_for(root, cell))
         .collect()
 }
 
-pub fn recorded_for(root: &Path, cell: &str) -> Option<CellCidr> {
+pub fn recorded_for(root: &Utf8Path, cell: &str) -> Option<CellCidr> {
     let dir = cell_terraform_dir(cell);
     let tfvars = dir.join("terraform.tfvars");
     if let Some(found) = read_attribute(root, &tfvars, |body| {
@@ -145,7 +145,7 @@ struct Found {
 }
 
 impl Found {
-    fn into_cell(self, cell: &str, file: PathBuf) -> CellCidr {
+    fn into_cell(self, cell: &str, file: Utf8PathBuf) -> CellCidr {
         CellCidr {
             cell: cell.to_string(),
             file,
@@ -156,8 +156,8 @@ impl Found {
 }
 
 fn read_attribute(
-    root: &Path,
-    rel: &Path,
+    root: &Utf8Path,
+    rel: &Utf8Path,
     find: impl Fn(&hcl_edit::structure::Body) -> Option<&Expression>,
 ) -> Option<Found> {
     let text = std::fs::read_to_string(root.join(rel)).ok()?;

@@ -38,6 +38,8 @@ pub fn init(choice: ColorChoice) {
 /// flag is read from the raw arguments; `auto` leaves clap's detection (terminal, `NO_COLOR`).
 pub fn clap_choice(args: &[OsString]) -> clap::ColorChoice {
     let mut value = None;
+    // Arguments, not paths: only `--color` and its value are looked at (clap rejects them later
+    // if they are not UTF-8).
     let mut iter = args.iter().skip(1).map(|a| a.to_string_lossy());
     while let Some(arg) = iter.next() {
         if arg == "--" {

@@ -2,8 +2,8 @@
 //! `Plan`, so `new --components` and `add-component` share every step, and nothing is written
 //! until the whole change has been built.
 
+use camino::{Utf8Component as PathPart, Utf8Path, Utf8PathBuf};
 use std::collections::BTreeSet;
-use std::path::{Component as PathPart, Path, PathBuf};
 
 use crate::catalog::{COMPONENTS_DIR, Catalog, Component, Origin};
 use crate::cell::CellName;
@@ -35,15 +35,15 @@ pub fn planned_config(plan: &Plan) -> Result<(Config, String), CellgenError> {
     let text = plan
         .read(CONFIG_FILE)?
         .ok_or_else(|| CellgenError::NotARepository {
-            start: crate::paths::utf8(plan.root()),
+            start: plan.root().to_path_buf(),
         })?;
-    let config = Config::parse(&text, Path::new(CONFIG_FILE))?;
+    let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
     Ok((config, text))
 }
 
 /// `spec.components` entry for a component layer, relative to the layer's `spec.path`.
 pub fn component_ref(layer_path: &str, component: &str, layer: &str) -> String {
-    let depth = Path::new(layer_path.trim_start_matches("./"))
+    let depth = Utf8Path::new(layer_path.trim_start_matches("./"))
         .components()
         .filter(|c| matches!(c, PathPart::Normal(_)))
         .count();
@@ -54,14 +54,14 @@ pub fn component_ref(layer_path: &str, component: &str, layer: &str) -> String {
 }
 
 /// Resolves a `spec.components` entry to a repository-relative path (None if it leaves the repo).
-pub fn resolve_ref(layer_path: &str, reference: &str) -> Option<PathBuf> {
+pub fn resolve_ref(layer_path: &str, reference: &str) -> Option<Utf8PathBuf> {
     let mut parts: Vec<String> = Vec::new();
-    for part in Path::new(layer_path.trim_start_matches("./"))
+    for part in Utf8Path::new(layer_path.trim_start_matches("./"))
         .join(reference)
         .components()
     {
         match part {
-            PathPart::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            PathPart::Normal(p) => parts.push(p.to_owned()),
             PathPart::ParentDir => {
                 parts.pop()?;
             }
@@ -90,7 +90,7 @@ pub fn cell_components(
                 && let Ok(rest) = resolved.strip_prefix(COMPONENTS_DIR)
                 && let Some(PathPart::Normal(name)) = rest.components().next()
             {
-                names.insert(name.to_string_lossy().into_owned());
+                names.insert(name.to_owned());
             }
         }
     }
@@ -107,20 +107,20 @@ pub fn all_cells(plan: &Plan, extra: &str) -> Result<Vec<String>, CellgenError> 
     Ok(cells)
 }
 
-fn invalid(path: &Path, e: impl std::fmt::Display) -> CellgenError {
+fn invalid(path: &Utf8Path, e: impl std::fmt::Display) -> CellgenError {
     CellgenError::InvalidFile {
-        path: crate::paths::utf8(path),
+        path: path.to_path_buf(),
         message: e.to_string(),
     }
 }
 
 fn edit(
     plan: &mut Plan,
-    path: &Path,
+    path: &Utf8Path,
     f: impl FnOnce(&str) -> Result<String, CellgenError>,
 ) -> Result<(), CellgenError> {
     let text = plan.read(path)?.ok_or_else(|| CellgenError::InvalidFile {
-        path: crate::paths::utf8(path),
+        path: path.to_path_buf(),
         message: "missing: cellgen needs this file of the cell (regenerate it with `cellgen new <cell> --force`)".into(),
     })?;
     let edited = f(&text)?;
@@ -191,7 +191,7 @@ impl Adding<'_> {
             for requirement in missing {
                 if self.stack.contains(&requirement) {
                     return Err(invalid(
-                        Path::new(COMPONENTS_DIR).join(name).as_path(),
+                        Utf8Path::new(COMPONENTS_DIR).join(name).as_path(),
                         format!(
                             "requirements form a cycle: {} -> {requirement}",
                             self.stack.join(" -> ")
@@ -325,8 +325,8 @@ fn check_key_owners(config: &Config, component: &Component) -> Result<(), Cellge
     Ok(())
 }
 
-fn spec_path(component: &Component) -> PathBuf {
-    Path::new(COMPONENTS_DIR)
+fn spec_path(component: &Component) -> Utf8PathBuf {
+    Utf8Path::new(COMPONENTS_DIR)
         .join(&component.name)
         .join(crate::catalog::SPEC_FILE)
 }
@@ -486,7 +486,7 @@ mod tests {
                 "../../components/karpenter/controllers"
             )
             .unwrap(),
-            PathBuf::from("components/karpenter/controllers")
+            Utf8PathBuf::from("components/karpenter/controllers")
         );
         assert_eq!(resolve_ref("apps", "../../../etc"), None);
     }

@@ -6,7 +6,7 @@
 // schemars makes the doc comments the JSON Schema descriptions editors show, where `<name>` is literal (not HTML).
 #![allow(rustdoc::invalid_html_tags)]
 
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -313,12 +313,12 @@ impl Config {
     }
 
     /// Parses and validates `cellgen.yaml` text; `path` is only used in error messages.
-    pub fn parse(text: &str, path: &Path) -> Result<Config, CellgenError> {
+    pub fn parse(text: &str, path: &Utf8Path) -> Result<Config, CellgenError> {
         // Before any parser: libyaml is quadratic in bracket nesting.
         crate::yaml_depth::check_file(text, path)?;
         let config: Config =
             yaml_serde::from_str(text).map_err(|err| CellgenError::MalformedConfig {
-                path: crate::paths::utf8(path),
+                path: path.to_path_buf(),
                 line: err.location().map(|l| l.line()),
                 message: err.to_string(),
             })?;
@@ -326,9 +326,9 @@ impl Config {
         Ok(config)
     }
 
-    fn validate(&self, text: &str, path: &Path) -> Result<(), CellgenError> {
+    fn validate(&self, text: &str, path: &Utf8Path) -> Result<(), CellgenError> {
         let fail = |needle: &str, message: String| CellgenError::MalformedConfig {
-            path: crate::paths::utf8(path),
+            path: path.to_path_buf(),
             line: line_of(text, needle),
             message,
         };
@@ -463,9 +463,9 @@ impl Config {
 
     /// The repository settings Terraform reads (cluster access, network, Karpenter): malformed
     /// values fail here, naming their line, rather than at a cell's `terraform plan`.
-    fn validate_settings(&self, text: &str, path: &Path) -> Result<(), CellgenError> {
+    fn validate_settings(&self, text: &str, path: &Utf8Path) -> Result<(), CellgenError> {
         let fail = |needle: &str, message: String| CellgenError::MalformedConfig {
-            path: crate::paths::utf8(path),
+            path: path.to_path_buf(),
             line: line_of(text, needle),
             message,
         };
@@ -557,10 +557,10 @@ pub fn is_dns_label(s: &str) -> bool {
 }
 
 pub fn is_relative_clean(p: &str) -> bool {
-    let path = PathBuf::from(p);
+    let path = Utf8PathBuf::from(p);
     !p.is_empty()
         && path.is_relative()
         && path
             .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)))
+            .all(|c| matches!(c, camino::Utf8Component::Normal(_)))
 }

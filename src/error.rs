@@ -1,6 +1,6 @@
 //! Errors that code and tests branch on. The command layer adds context with anyhow.
 
-use camino::Utf8PathBuf as PathBuf;
+use camino::Utf8PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CellgenError {
@@ -8,11 +8,11 @@ pub enum CellgenError {
         "no cellgen repository here: no cellgen.yaml in {} or any parent directory. Run `cellgen init` (or `cellgen new <cell>`) to create one, or pass -C <dir>",
         start
     )]
-    NotARepository { start: PathBuf },
+    NotARepository { start: Utf8PathBuf },
 
     #[error("{}{}: {message}", path, line.map(|l| format!(":{l}")).unwrap_or_default())]
     MalformedConfig {
-        path: PathBuf,
+        path: Utf8PathBuf,
         line: Option<usize>,
         message: String,
     },
@@ -24,7 +24,7 @@ pub enum CellgenError {
         "cell `{name}` already exists ({}). Pick another name, or pass --force to regenerate the files you have not changed",
         path
     )]
-    CellExists { name: String, path: PathBuf },
+    CellExists { name: String, path: Utf8PathBuf },
 
     #[error("{what} is needed and there is no terminal to ask on: pass {flag}")]
     MissingInput { what: String, flag: String },
@@ -39,8 +39,17 @@ pub enum CellgenError {
         hint: String,
     },
 
+    #[error(
+        "there is no cell `{name}` to remove ({looked}, and no Git commit has them).{hint} Run `cellgen list` for the repository's cells."
+    )]
+    NoSuchCell {
+        name: String,
+        looked: String,
+        hint: String,
+    },
+
     #[error("{}: {message}", path)]
-    InvalidFile { path: PathBuf, message: String },
+    InvalidFile { path: Utf8PathBuf, message: String },
 
     #[error(
         "{} is a symbolic link (to {}): Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not see {}. Replace the link with the file or directory itself; nothing was written",
@@ -50,29 +59,29 @@ pub enum CellgenError {
     )]
     FluxSymlink {
         /// The path cellgen reads or writes.
-        path: PathBuf,
+        path: Utf8PathBuf,
         /// The first link on its way (repository-relative), and where it points.
-        link: PathBuf,
-        target: PathBuf,
+        link: Utf8PathBuf,
+        target: Utf8PathBuf,
     },
 
     /// YAML nested deeper than cellgen reads (`crate::yaml_depth`).
     #[error("{}:{}: {source}", path, source.line)]
     NestedTooDeep {
-        path: PathBuf,
+        path: Utf8PathBuf,
         source: crate::yaml_depth::DepthError,
     },
 
     #[error("cannot write {}", path)]
     Write {
-        path: PathBuf,
+        path: Utf8PathBuf,
         #[source]
         source: std::io::Error,
     },
 
     #[error("cannot read {}", path)]
     Read {
-        path: PathBuf,
+        path: Utf8PathBuf,
         #[source]
         source: std::io::Error,
     },
@@ -119,9 +128,9 @@ pub enum CellgenError {
         if target.is_some() { "Replace the link with the directory or file itself (or point it inside the repository); nothing was written" } else { "nothing was written" }
     )]
     OutsideRoot {
-        path: PathBuf,
-        target: Option<PathBuf>,
-        root: PathBuf,
+        path: Utf8PathBuf,
+        target: Option<Utf8PathBuf>,
+        root: Utf8PathBuf,
     },
 
     #[error(
@@ -129,7 +138,7 @@ pub enum CellgenError {
         path
     )]
     NotUtf8 {
-        path: PathBuf,
+        path: Utf8PathBuf,
         line: usize,
         column: usize,
         byte: usize,
@@ -146,19 +155,30 @@ pub enum CellgenError {
         fix: &'static str,
     },
 
+    /// An entry of a directory cellgen lists whose name is not UTF-8: the directory is named
+    /// exactly, the name in its lossy form.
+    #[error(
+        "{dir}: the entry `{name}` has a name that is not valid UTF-8 (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only, so that every message and record names a path exactly. {fix}"
+    )]
+    NotUtf8Name {
+        dir: Utf8PathBuf,
+        name: String,
+        fix: &'static str,
+    },
+
     #[error(
         "the repository {} is in use by another cellgen: {holder}. cellgen waited {waited_secs} s for it; run the command again once that one has finished (set CELLGEN_LOCK_WAIT=<seconds> to wait longer)",
         root
     )]
     Locked {
-        root: PathBuf,
+        root: Utf8PathBuf,
         holder: String,
         waited_secs: u64,
     },
 
     #[error("cannot lock the repository {}", root)]
     Lock {
-        root: PathBuf,
+        root: Utf8PathBuf,
         #[source]
         source: std::io::Error,
     },
@@ -174,7 +194,7 @@ pub enum CellgenError {
         "{}: an interrupted cellgen left this record of a half-applied change, and it cannot be repaired: {message}. Nothing else was done; fix the cause and run cellgen again (if cellgen did not write this file, move it away: cellgen keeps its journal there)",
         path
     )]
-    Recovery { path: PathBuf, message: String },
+    Recovery { path: Utf8PathBuf, message: String },
 }
 
 impl CellgenError {
@@ -185,6 +205,7 @@ impl CellgenError {
             | CellgenError::MissingInput { .. }
             | CellgenError::InvalidFlag { .. }
             | CellgenError::UnknownCell { .. }
+            | CellgenError::NoSuchCell { .. }
             | CellgenError::UnknownComponent { .. }
             | CellgenError::UnknownKey { .. } => 2,
             // Like a shell: 128 + the signal number (130 for SIGINT, 143 for SIGTERM).

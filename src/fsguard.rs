@@ -11,9 +11,9 @@
 //! swapping directories for links in between is outside what a file-based tool can prevent
 //! without `openat`-style descriptors.
 
-use std::ffi::OsString;
 use std::fs;
-use std::path::{Component, Path, PathBuf};
+
+use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 
 use crate::error::CellgenError;
 
@@ -23,29 +23,35 @@ const MAX_LINKS: usize = 40;
 /// The root as given (for messages) and as the kernel sees it (for containment).
 #[derive(Debug, Clone)]
 pub struct Root {
-    given: PathBuf,
-    canonical: PathBuf,
+    given: Utf8PathBuf,
+    canonical: Utf8PathBuf,
 }
 
 impl Root {
-    pub fn new(root: impl Into<PathBuf>) -> Root {
+    pub fn new(root: impl Into<Utf8PathBuf>) -> Root {
         let given = root.into();
         // A root that does not exist yet cannot hold a link; its lexical form is all there is.
-        let canonical = fs::canonicalize(&given).unwrap_or_else(|_| given.clone());
+        // A canonical form that is not UTF-8 (a link above the repository to such a directory)
+        // is not used either: containment is then judged from the given form, lexically, which
+        // refuses more links (absolute ones into the repository), never fewer.
+        let canonical = fs::canonicalize(&given)
+            .ok()
+            .and_then(|c| Utf8PathBuf::from_path_buf(c).ok())
+            .unwrap_or_else(|| given.clone());
         Root { given, canonical }
     }
 
-    pub fn given(&self) -> &Path {
+    pub fn given(&self) -> &Utf8Path {
         &self.given
     }
 
-    pub fn canonical(&self) -> &Path {
+    pub fn canonical(&self) -> &Utf8Path {
         &self.canonical
     }
 
     /// Where `rel` really is: a path under the canonical root, with every link inside the
     /// repository followed. A link (or `..`) leading outside is an error naming it.
-    pub fn resolve(&self, rel: &Path) -> Result<PathBuf, CellgenError> {
+    pub fn resolve(&self, rel: &Utf8Path) -> Result<Utf8PathBuf, CellgenError> {
         self.resolve_traced(rel).map(|(real, _)| real)
     }
 
@@ -53,19 +59,19 @@ impl Root {
     /// to the root) with its target.
     pub fn resolve_traced(
         &self,
-        rel: &Path,
-    ) -> Result<(PathBuf, Option<(PathBuf, PathBuf)>), CellgenError> {
+        rel: &Utf8Path,
+    ) -> Result<(Utf8PathBuf, Option<(Utf8PathBuf, Utf8PathBuf)>), CellgenError> {
         let mut cur = self.canonical.clone();
         // Components still to walk, last one first; a link pushes its target's components.
-        let mut rest: Vec<OsString> = Vec::new();
+        let mut rest: Vec<String> = Vec::new();
         push_components(&mut rest, rel);
         let mut links = 0;
         // The first link on the way, as the user knows it (relative to the root), and its target.
-        let mut first_link: Option<(PathBuf, PathBuf)> = None;
-        let mut walked = PathBuf::new();
+        let mut first_link: Option<(Utf8PathBuf, Utf8PathBuf)> = None;
+        let mut walked = Utf8PathBuf::new();
         while let Some(part) = rest.pop() {
             if part == "/" {
-                cur = PathBuf::from("/");
+                cur = Utf8PathBuf::from("/");
                 continue;
             }
             if part == ".." {
@@ -83,12 +89,20 @@ impl Root {
                 Ok(meta) if meta.file_type().is_symlink() => {
                     links += 1;
                     let target = fs::read_link(&next).map_err(|source| CellgenError::Read {
-                        path: crate::paths::utf8(self.given.join(&walked)),
+                        path: self.given.join(&walked),
                         source,
+                    })?;
+                    // A link's target is where a path is met: UTF-8, or an error naming the link.
+                    let target = Utf8PathBuf::from_path_buf(target).map_err(|target| {
+                        CellgenError::NotUtf8Path {
+                            what: "the target of the symbolic link",
+                            path: format!("{} -> {}", self.given.join(&walked), target.to_string_lossy()),
+                            fix: "Point the link at a path that is UTF-8, or replace it by the file",
+                        }
                     })?;
                     if links > MAX_LINKS {
                         return Err(CellgenError::InvalidFile {
-                            path: crate::paths::utf8(self.given.join(rel)),
+                            path: self.given.join(rel),
                             message: format!(
                                 "more than {MAX_LINKS} symbolic links on the way (a loop?)"
                             ),
@@ -107,28 +121,28 @@ impl Root {
         }
         Err(match first_link {
             Some((link, target)) => CellgenError::OutsideRoot {
-                path: crate::paths::utf8(link),
-                target: Some(crate::paths::utf8(target)),
-                root: crate::paths::utf8(&self.given),
+                path: link,
+                target: Some(target),
+                root: self.given.clone(),
             },
             None => CellgenError::OutsideRoot {
-                path: crate::paths::utf8(rel),
+                path: rel.to_path_buf(),
                 target: None,
-                root: crate::paths::utf8(&self.given),
+                root: self.given.clone(),
             },
         })
     }
 
     /// The text of `rel`, if it exists (see `read_text`).
-    pub fn read(&self, rel: &Path) -> Result<Option<Text>, CellgenError> {
+    pub fn read(&self, rel: &Utf8Path) -> Result<Option<Text>, CellgenError> {
         let real = self.resolve(rel)?;
         read_text(&real, &self.given.join(rel))
     }
 }
 
 /// Pushes `path`'s components so that the first one is popped first.
-fn push_components(stack: &mut Vec<OsString>, path: &Path) {
-    let mut parts: Vec<OsString> = Vec::new();
+fn push_components(stack: &mut Vec<String>, path: &Utf8Path) {
+    let mut parts: Vec<String> = Vec::new();
     for c in path.components() {
         match c {
             Component::RootDir | Component::Prefix(_) => {
@@ -137,7 +151,7 @@ fn push_components(stack: &mut Vec<OsString>, path: &Path) {
             }
             Component::CurDir => {}
             Component::ParentDir => parts.push("..".into()),
-            Component::Normal(name) => parts.push(name.to_os_string()),
+            Component::Normal(name) => parts.push(name.to_owned()),
         }
     }
     stack.extend(parts.into_iter().rev());
@@ -173,7 +187,7 @@ impl FileStyle {
 /// Reads `real` as UTF-8 text. Missing (or under a file instead of a directory) is `None`;
 /// invalid UTF-8 is an error with the line and column of the first bad byte. `shown` is the
 /// path used in messages.
-pub fn read_text(real: &Path, shown: &Path) -> Result<Option<Text>, CellgenError> {
+pub fn read_text(real: &Utf8Path, shown: &Utf8Path) -> Result<Option<Text>, CellgenError> {
     let bytes = match fs::read(real) {
         Ok(bytes) => bytes,
         Err(err)
@@ -186,7 +200,7 @@ pub fn read_text(real: &Path, shown: &Path) -> Result<Option<Text>, CellgenError
         }
         Err(source) => {
             return Err(CellgenError::Read {
-                path: crate::paths::utf8(shown),
+                path: shown.to_path_buf(),
                 source,
             });
         }
@@ -208,7 +222,7 @@ pub fn read_text(real: &Path, shown: &Path) -> Result<Option<Text>, CellgenError
 }
 
 /// UTF-8, or an error naming the line and column of the first invalid byte.
-pub fn decode(bytes: Vec<u8>, shown: &Path) -> Result<String, CellgenError> {
+pub fn decode(bytes: Vec<u8>, shown: &Utf8Path) -> Result<String, CellgenError> {
     String::from_utf8(bytes).map_err(|err| {
         let bytes = err.as_bytes();
         let at = err.utf8_error().valid_up_to();
@@ -223,7 +237,7 @@ pub fn decode(bytes: Vec<u8>, shown: &Path) -> Result<String, CellgenError> {
             .count()
             + 1;
         CellgenError::NotUtf8 {
-            path: crate::paths::utf8(shown),
+            path: shown.to_path_buf(),
             line,
             column,
             byte: at,
@@ -232,7 +246,7 @@ pub fn decode(bytes: Vec<u8>, shown: &Path) -> Result<String, CellgenError> {
 }
 
 #[cfg(unix)]
-pub fn file_mode(path: &Path) -> Option<u32> {
+pub fn file_mode(path: &Utf8Path) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
     fs::metadata(path)
         .ok()
@@ -240,7 +254,7 @@ pub fn file_mode(path: &Path) -> Option<u32> {
 }
 
 #[cfg(not(unix))]
-pub fn file_mode(_path: &Path) -> Option<u32> {
+pub fn file_mode(_path: &Utf8Path) -> Option<u32> {
     None
 }
 
@@ -254,35 +268,38 @@ mod tests {
         use std::os::unix::fs::symlink;
         let outside = tempfile::tempdir().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
         fs::create_dir_all(root.join("real/sub")).unwrap();
         symlink("real", root.join("inside")).unwrap();
         symlink(outside.path(), root.join("out")).unwrap();
         symlink("../..", root.join("real/up")).unwrap();
         let r = Root::new(root);
         assert_eq!(
-            r.resolve(Path::new("inside/sub/f")).unwrap(),
+            r.resolve(Utf8Path::new("inside/sub/f")).unwrap(),
             r.canonical().join("real/sub/f")
         );
-        let err = r.resolve(Path::new("out/x/y")).unwrap_err().to_string();
+        let err = r.resolve(Utf8Path::new("out/x/y")).unwrap_err().to_string();
         assert!(err.contains("out is a symbolic link to"), "{err}");
         assert!(err.contains("outside the repository"), "{err}");
-        let err = r.resolve(Path::new("real/up/etc")).unwrap_err().to_string();
+        let err = r
+            .resolve(Utf8Path::new("real/up/etc"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("real/up is a symbolic link to ../.."), "{err}");
-        assert!(r.resolve(Path::new("../x")).is_err());
+        assert!(r.resolve(Utf8Path::new("../x")).is_err());
         // A dangling link inside the root resolves to where the file would be created.
         symlink("real/new.txt", root.join("dangling")).unwrap();
         assert_eq!(
-            r.resolve(Path::new("dangling")).unwrap(),
+            r.resolve(Utf8Path::new("dangling")).unwrap(),
             r.canonical().join("real/new.txt")
         );
         symlink("loop", root.join("loop")).unwrap();
-        assert!(r.resolve(Path::new("loop")).is_err());
+        assert!(r.resolve(Utf8Path::new("loop")).is_err());
     }
 
     #[test]
     fn invalid_utf8_names_line_and_column() {
-        let err = decode(b"ok\nab\xffc\n".to_vec(), Path::new("f.yaml")).unwrap_err();
+        let err = decode(b"ok\nab\xffc\n".to_vec(), Utf8Path::new("f.yaml")).unwrap_err();
         assert_eq!(
             err.to_string().split(':').take(2).collect::<Vec<_>>(),
             ["f.yaml", " not valid UTF-8 at line 2, column 3 (byte 5)"]
@@ -292,7 +309,7 @@ mod tests {
     #[test]
     fn crlf_is_normalised_and_restored() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
+        let path = Utf8Path::from_path(dir.path()).unwrap().join("f");
         fs::write(&path, "a\r\nb\r\n").unwrap();
         let text = read_text(&path, &path).unwrap().unwrap();
         assert_eq!(text.text, "a\nb\n");

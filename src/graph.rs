@@ -4,9 +4,8 @@
 //! consumes it (file:line, which cells, which layers). `cellgen graph` prints it as Mermaid, DOT
 //! or text; `cellgen explain KEY` prints one key.
 
-use crate::paths::PathExt as _;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -23,13 +22,13 @@ pub struct Producer {
     /// `depends_on` entries of cell_metadata the expression refers to.
     pub waits_for: Vec<String>,
     /// (cell, file, line).
-    pub places: Vec<(String, PathBuf, usize)>,
+    pub places: Vec<(String, Utf8PathBuf, usize)>,
 }
 
 /// Where a key is used: one line of one manifest, in the cells and layers that apply it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Consumer {
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub line: Option<usize>,
     /// The expression as written, e.g. `${karpenter_node_role}`.
     pub text: String,
@@ -123,7 +122,7 @@ pub fn build(snapshot: &Snapshot, cells: &[String], cache: &mut BuildCache) -> G
         },
     );
     let mut incomplete = Vec::new();
-    let read = |rel: &Path| snapshot.source.read_text(&snapshot.root, rel);
+    let read = |rel: &Utf8Path| snapshot.source.read_text(&snapshot.root, rel);
     for cell in &cells {
         // Producers: cell-metadata.tf's data.
         let path = metadata_path(cell);
@@ -187,15 +186,17 @@ pub fn build(snapshot: &Snapshot, cells: &[String], cache: &mut BuildCache) -> G
                     }
                     // The line in the file that wrote it: the object's file, else a patch.
                     let mut found = None;
-                    for file in std::iter::once(&resource.origin).chain(&resource.patched_by) {
-                        if let Some(text) = read(file)
+                    let origin = resource.origin.clone();
+                    let patched_by = resource.patched_by.iter().cloned();
+                    for file in std::iter::once(origin.clone()).chain(patched_by) {
+                        if let Some(text) = read(&file)
                             && let Some(line) = lines_of(&text, &r.text).first()
                         {
-                            found = Some((file.clone(), Some(*line)));
+                            found = Some((file, Some(*line)));
                             break;
                         }
                     }
-                    let (file, line) = found.unwrap_or((resource.origin.clone(), None));
+                    let (file, line) = found.unwrap_or((origin, None));
                     let k = keys.entry(r.name.clone()).or_insert_with(|| KeyNode {
                         key: r.name.clone(),
                         ..KeyNode::default()
@@ -246,10 +247,10 @@ fn cells_text(places: impl Iterator<Item = String>, all: usize) -> String {
     }
 }
 
-fn at(file: &Path, line: Option<usize>) -> String {
+fn at(file: &Utf8Path, line: Option<usize>) -> String {
     match line {
-        Some(l) => format!("{}:{l}", file.utf8()),
-        None => file.utf8().to_string(),
+        Some(l) => format!("{}:{l}", file),
+        None => file.to_string(),
     }
 }
 

@@ -12,8 +12,8 @@
 //! (`crate::journal`), and holds it until the command has finished. `Plan::apply` refuses to run
 //! without the write lock on its root.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::fs::{File, TryLockError};
-use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -32,13 +32,13 @@ const DEFAULT_WAIT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(20);
 
 /// Roots this process holds locked, canonical, with the access.
-static HELD: Mutex<Vec<(PathBuf, Access)>> = Mutex::new(Vec::new());
+static HELD: Mutex<Vec<(Utf8PathBuf, Access)>> = Mutex::new(Vec::new());
 
 /// A held lock; dropping it releases it.
 #[derive(Debug)]
 pub struct RepoLock {
     file: File,
-    root: PathBuf,
+    root: Utf8PathBuf,
     access: Access,
 }
 
@@ -47,7 +47,7 @@ impl RepoLock {
         self.access
     }
 
-    pub fn root(&self) -> &Path {
+    pub fn root(&self) -> &Utf8Path {
         &self.root
     }
 }
@@ -77,16 +77,19 @@ pub fn wait_limit() -> Duration {
 /// Takes the lock on `root`, waiting up to `wait_limit()`. `waiting` is called once, with the
 /// holder, when the lock is busy (a command prints it so a user knows why nothing happens).
 pub fn acquire(
-    root: &Path,
+    root: &Utf8Path,
     access: Access,
     waiting: impl FnOnce(&str),
 ) -> Result<RepoLock, CellgenError> {
     let canonical = std::fs::canonicalize(root).map_err(|source| CellgenError::Lock {
-        root: crate::paths::utf8(root),
+        root: root.to_path_buf(),
         source,
     })?;
+    // As `fsguard::Root` does: a canonical form that is not UTF-8 is not used, so the plan's
+    // root and this one are the same path.
+    let canonical = Utf8PathBuf::from_path_buf(canonical).unwrap_or_else(|_| root.to_path_buf());
     let file = File::open(&canonical).map_err(|source| CellgenError::Lock {
-        root: crate::paths::utf8(root),
+        root: root.to_path_buf(),
         source,
     })?;
     let limit = wait_limit();
@@ -105,7 +108,7 @@ pub fn acquire(
                 }
                 if start.elapsed() >= limit {
                     return Err(CellgenError::Locked {
-                        root: crate::paths::utf8(root),
+                        root: root.to_path_buf(),
                         holder: holder(&file),
                         waited_secs: limit.as_secs_f64().round() as u64,
                     });
@@ -114,7 +117,7 @@ pub fn acquire(
             }
             Err(TryLockError::Error(source)) => {
                 return Err(CellgenError::Lock {
-                    root: crate::paths::utf8(root),
+                    root: root.to_path_buf(),
                     source,
                 });
             }
@@ -131,7 +134,7 @@ pub fn acquire(
 }
 
 /// Whether this process holds the write lock on `root` (canonical).
-pub fn holds_write(root: &Path) -> bool {
+pub fn holds_write(root: &Utf8Path) -> bool {
     HELD.lock()
         .map(|held| held.iter().any(|(r, a)| r == root && *a == Access::Write))
         .unwrap_or(false)
@@ -204,9 +207,9 @@ fn describe_process(pid: u32, kind: &str) -> String {
             let program = args
                 .next()
                 .map(|p| {
-                    Path::new(&p)
+                    Utf8Path::new(&p)
                         .file_name()
-                        .map_or(p.clone(), |n| n.to_string_lossy().into_owned())
+                        .map_or(p.clone(), str::to_owned)
                 })
                 .unwrap_or_default();
             std::iter::once(program)
@@ -292,13 +295,33 @@ mod tests {
     #[test]
     fn readers_share_and_the_write_lock_is_registered() {
         let dir = tempfile::tempdir().unwrap();
-        let first = acquire(dir.path(), Access::Read, |_| {}).unwrap();
-        let second = acquire(dir.path(), Access::Read, |_| {}).unwrap();
+        let first = acquire(
+            Utf8Path::from_path(dir.path()).unwrap(),
+            Access::Read,
+            |_| {},
+        )
+        .unwrap();
+        let second = acquire(
+            Utf8Path::from_path(dir.path()).unwrap(),
+            Access::Read,
+            |_| {},
+        )
+        .unwrap();
         assert!(!holds_write(first.root()));
         drop((first, second));
-        let writer = acquire(dir.path(), Access::Write, |_| {}).unwrap();
+        let writer = acquire(
+            Utf8Path::from_path(dir.path()).unwrap(),
+            Access::Write,
+            |_| {},
+        )
+        .unwrap();
         assert!(holds_write(writer.root()));
         drop(writer);
-        assert!(!holds_write(&std::fs::canonicalize(dir.path()).unwrap()));
+        assert!(!holds_write(
+            &Utf8Path::from_path(dir.path())
+                .unwrap()
+                .canonicalize_utf8()
+                .unwrap()
+        ));
     }
 }

@@ -1,10 +1,8 @@
 //! Plan, then apply: every command collects its file changes here, in memory, then writes them
 //! all or none. A failed apply puts back every file and directory as it was.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
 use camino::{Utf8Path, Utf8PathBuf};
+use std::collections::BTreeMap;
 
 use crate::error::CellgenError;
 use crate::fsguard::{FileStyle, Root};
@@ -17,7 +15,7 @@ struct FileChange {
     /// How the file was stored (CRLF, mode): a rewrite keeps it.
     style: FileStyle,
     /// Where the file really is, relative to the canonical root (links inside the root followed).
-    real: PathBuf,
+    real: Utf8PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,28 +39,28 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn new(root: impl Into<PathBuf>) -> Plan {
+    pub fn new(root: impl Into<Utf8PathBuf>) -> Plan {
         Plan {
             root: Root::new(root),
             changes: BTreeMap::new(),
         }
     }
 
-    pub fn root(&self) -> &Path {
+    pub fn root(&self) -> &Utf8Path {
         self.root.given()
     }
 
     /// The file as it will be after the plan: planned content, else what is on disk.
-    pub fn read(&self, rel: impl AsRef<Path>) -> Result<Option<String>, CellgenError> {
+    pub fn read(&self, rel: impl AsRef<Utf8Path>) -> Result<Option<String>, CellgenError> {
         let rel = rel.as_ref();
-        match Utf8Path::from_path(rel).and_then(|r| self.changes.get(r)) {
+        match self.changes.get(rel) {
             Some(change) => Ok(change.after.clone()),
             None => self.read_on_disk(rel),
         }
     }
 
     /// The file as it is on disk now, whatever the plan says.
-    pub fn read_on_disk(&self, rel: impl AsRef<Path>) -> Result<Option<String>, CellgenError> {
+    pub fn read_on_disk(&self, rel: impl AsRef<Utf8Path>) -> Result<Option<String>, CellgenError> {
         self.flux_guard(rel.as_ref())?;
         Ok(self.root.read(rel.as_ref())?.map(|t| t.text))
     }
@@ -72,17 +70,11 @@ impl Plan {
     /// through a symbolic link, even one that stays inside: source-controller leaves links out
     /// of its artifact, so Flux would not see it. (A component directory that is a link is the
     /// build's error to report.)
-    fn flux_guard(&self, rel: &Path) -> Result<(), CellgenError> {
-        let parts: Vec<_> = rel.components().map(|c| c.as_os_str()).collect();
+    fn flux_guard(&self, rel: &Utf8Path) -> Result<(), CellgenError> {
+        let parts: Vec<_> = rel.components().map(|c| c.as_str()).collect();
         let read_by_flux = match parts.as_slice() {
             [] | [_] => false,
-            [top, ..]
-                if ["terraform", ".cellgen", ".github"]
-                    .iter()
-                    .any(|t| *top == *t) =>
-            {
-                false
-            }
+            [top, ..] if ["terraform", ".cellgen", ".github"].contains(top) => false,
             [dir, _, file] => {
                 !(*dir == crate::catalog::COMPONENTS_DIR && *file == crate::catalog::SPEC_FILE)
             }
@@ -93,9 +85,9 @@ impl Plan {
         }
         match self.root.resolve_traced(rel)? {
             (_, Some((link, target))) => Err(CellgenError::FluxSymlink {
-                path: crate::paths::utf8(rel),
-                link: crate::paths::utf8(link),
-                target: crate::paths::utf8(target),
+                path: rel.to_path_buf(),
+                link,
+                target,
             }),
             (_, None) => Ok(()),
         }
@@ -103,9 +95,9 @@ impl Plan {
 
     /// Whether the file will exist after the plan. A path that leads out of the repository does
     /// not exist for cellgen (writing it is the error that names the link).
-    pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
+    pub fn exists(&self, rel: impl AsRef<Utf8Path>) -> bool {
         let rel = rel.as_ref();
-        match Utf8Path::from_path(rel).and_then(|r| self.changes.get(r)) {
+        match self.changes.get(rel) {
             Some(change) => change.after.is_some(),
             None => self
                 .root
@@ -116,37 +108,35 @@ impl Plan {
 
     pub fn write(
         &mut self,
-        rel: impl Into<PathBuf>,
+        rel: impl Into<Utf8PathBuf>,
         contents: impl Into<String>,
     ) -> Result<(), CellgenError> {
         self.set(rel.into(), Some(contents.into()))
     }
 
-    pub fn delete(&mut self, rel: impl Into<PathBuf>) -> Result<(), CellgenError> {
+    pub fn delete(&mut self, rel: impl Into<Utf8PathBuf>) -> Result<(), CellgenError> {
         self.set(rel.into(), None)
     }
 
-    fn set(&mut self, rel: PathBuf, after: Option<String>) -> Result<(), CellgenError> {
-        // Built from the repository's UTF-8 names (see `crate::paths`).
-        let rel = crate::paths::utf8(rel);
+    fn set(&mut self, rel: Utf8PathBuf, after: Option<String>) -> Result<(), CellgenError> {
         debug_assert!(crate::config::is_relative_clean(rel.as_str()), "{rel:?}");
         if let Some(change) = self.changes.get_mut(&rel) {
             change.after = after;
             return Ok(());
         }
-        let real = self.root.resolve(rel.as_std_path())?;
-        self.flux_guard(rel.as_std_path())?;
+        let real = self.root.resolve(&rel)?;
+        self.flux_guard(&rel)?;
         let real = real
             .strip_prefix(self.root.canonical())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|_| rel.clone().into_std_path_buf());
-        if real.as_os_str().is_empty() {
+            .map(Utf8Path::to_path_buf)
+            .unwrap_or_else(|_| rel.clone());
+        if real.as_str().is_empty() {
             return Err(CellgenError::InvalidFile {
-                path: crate::paths::utf8(self.root()),
+                path: self.root().to_path_buf(),
                 message: "is the repository root; cellgen writes files, not the root itself".into(),
             });
         }
-        let (before, style) = match self.root.read(rel.as_std_path())? {
+        let (before, style) = match self.root.read(&rel)? {
             Some(text) => (Some(text.text), text.style),
             None => (None, FileStyle::default()),
         };
@@ -181,23 +171,22 @@ impl Plan {
     }
 
     /// Every path the plan has been given, changed or not, with its contents after it.
-    pub fn planned(&self) -> impl Iterator<Item = (&Path, Option<&str>)> {
+    pub fn planned(&self) -> impl Iterator<Item = (&Utf8Path, Option<&str>)> {
         self.changes
             .iter()
-            .map(|(path, change)| (path.as_std_path(), change.after.as_deref()))
+            .map(|(path, change)| (path.as_path(), change.after.as_deref()))
     }
 
     /// Paths the plan writes or deletes, with their contents after it (None: deleted).
-    pub fn changed(&self) -> impl Iterator<Item = (&Path, Option<&str>)> {
+    pub fn changed(&self) -> impl Iterator<Item = (&Utf8Path, Option<&str>)> {
         self.effective()
-            .map(|(path, change)| (path.as_std_path(), change.after.as_deref()))
+            .map(|(path, change)| (path.as_path(), change.after.as_deref()))
     }
 
     /// The file as it was on disk when the plan first touched it (None if it was not there or
     /// the plan has not touched it).
-    pub fn original(&self, rel: impl AsRef<Path>) -> Option<Option<&str>> {
-        let rel = Utf8Path::from_path(rel.as_ref())?;
-        self.changes.get(rel).map(|c| c.before.as_deref())
+    pub fn original(&self, rel: impl AsRef<Utf8Path>) -> Option<Option<&str>> {
+        self.changes.get(rel.as_ref()).map(|c| c.before.as_deref())
     }
 
     fn effective(&self) -> impl Iterator<Item = (&Utf8PathBuf, &FileChange)> {
@@ -245,7 +234,7 @@ impl Plan {
     pub fn apply(&self) -> Result<(), CellgenError> {
         if !crate::lock::holds_write(self.root.canonical()) {
             return Err(CellgenError::InvalidFile {
-                path: crate::paths::utf8(self.root()),
+                path: self.root().to_path_buf(),
                 message: "internal error: a plan was applied without the repository's write lock; nothing was written".into(),
             });
         }
@@ -266,7 +255,7 @@ impl Plan {
 }
 
 /// Reads a file that is not under a plan's root (e.g. a `--values` file): UTF-8 checked, LF.
-pub fn read_optional(path: &Path) -> Result<Option<String>, CellgenError> {
+pub fn read_optional(path: &Utf8Path) -> Result<Option<String>, CellgenError> {
     Ok(crate::fsguard::read_text(path, path)?.map(|t| t.text))
 }
 
@@ -276,10 +265,11 @@ mod tests {
     use crate::lock::{self, Access};
     use std::fs;
 
-    fn entries(dir: &Path) -> Vec<String> {
-        let mut names: Vec<_> = fs::read_dir(dir)
+    fn entries(dir: &Utf8Path) -> Vec<String> {
+        let mut names: Vec<_> = dir
+            .read_dir_utf8()
             .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .map(|e| e.unwrap().file_name().to_owned())
             .collect();
         names.sort();
         names
@@ -288,32 +278,53 @@ mod tests {
     #[test]
     fn apply_writes_and_rolls_back_on_failure() {
         let dir = tempfile::tempdir().unwrap();
-        let _lock = lock::acquire(dir.path(), Access::Write, |_| {}).unwrap();
-        fs::write(dir.path().join("keep.txt"), "old").unwrap();
+        let _lock = lock::acquire(
+            Utf8Path::from_path(dir.path()).unwrap(),
+            Access::Write,
+            |_| {},
+        )
+        .unwrap();
+        fs::write(
+            Utf8Path::from_path(dir.path()).unwrap().join("keep.txt"),
+            "old",
+        )
+        .unwrap();
         // A file where a directory must go makes the third write fail during staging.
-        fs::write(dir.path().join("blocker"), "x").unwrap();
-        let mut plan = Plan::new(dir.path());
+        fs::write(
+            Utf8Path::from_path(dir.path()).unwrap().join("blocker"),
+            "x",
+        )
+        .unwrap();
+        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap());
         plan.write("keep.txt", "new").unwrap();
         plan.write("a/b/c.txt", "c").unwrap();
         plan.write("blocker/d.txt", "d").unwrap();
         assert!(plan.apply().is_err());
         assert_eq!(
-            fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
+            fs::read_to_string(Utf8Path::from_path(dir.path()).unwrap().join("keep.txt")).unwrap(),
             "old"
         );
-        assert_eq!(entries(dir.path()), ["blocker", "keep.txt"]);
+        assert_eq!(
+            entries(Utf8Path::from_path(dir.path()).unwrap()),
+            ["blocker", "keep.txt"]
+        );
     }
 
     #[test]
     fn apply_needs_the_write_lock() {
         let dir = tempfile::tempdir().unwrap();
-        let mut plan = Plan::new(dir.path());
+        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap());
         plan.write("a.txt", "a").unwrap();
         let err = plan.apply().unwrap_err().to_string();
         assert!(err.contains("without the repository's write lock"), "{err}");
-        let _lock = lock::acquire(dir.path(), Access::Write, |_| {}).unwrap();
+        let _lock = lock::acquire(
+            Utf8Path::from_path(dir.path()).unwrap(),
+            Access::Write,
+            |_| {},
+        )
+        .unwrap();
         plan.apply().unwrap();
-        assert_eq!(entries(dir.path()), ["a.txt"]);
+        assert_eq!(entries(Utf8Path::from_path(dir.path()).unwrap()), ["a.txt"]);
     }
 
     #[cfg(unix)]
@@ -321,11 +332,16 @@ mod tests {
     fn rewrites_keep_crlf_and_the_mode() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let _lock = lock::acquire(dir.path(), Access::Write, |_| {}).unwrap();
-        let path = dir.path().join("secret.tf");
+        let _lock = lock::acquire(
+            Utf8Path::from_path(dir.path()).unwrap(),
+            Access::Write,
+            |_| {},
+        )
+        .unwrap();
+        let path = Utf8Path::from_path(dir.path()).unwrap().join("secret.tf");
         fs::write(&path, "a = 1\r\nb = 2\r\n").unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-        let mut plan = Plan::new(dir.path());
+        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap());
         let text = plan.read("secret.tf").unwrap().unwrap();
         assert_eq!(text, "a = 1\nb = 2\n");
         plan.write("secret.tf", format!("{text}c = 3\n")).unwrap();
@@ -335,14 +351,21 @@ mod tests {
             fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600
         );
-        assert_eq!(entries(dir.path()), ["secret.tf"]);
+        assert_eq!(
+            entries(Utf8Path::from_path(dir.path()).unwrap()),
+            ["secret.tf"]
+        );
     }
 
     #[test]
     fn diff_shows_creation_and_unchanged_files_are_skipped() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("same.txt"), "same\n").unwrap();
-        let mut plan = Plan::new(dir.path());
+        fs::write(
+            Utf8Path::from_path(dir.path()).unwrap().join("same.txt"),
+            "same\n",
+        )
+        .unwrap();
+        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap());
         plan.write("same.txt", "same\n").unwrap();
         plan.write("new.txt", "hello\n").unwrap();
         let diff = plan.diff();

@@ -9,8 +9,8 @@
 //! untouched cell is left exactly as it is, no component, key, identity or line is ever dropped,
 //! and a second run changes nothing.
 
+use camino::{Utf8Component as PathPart, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component as PathPart, PathBuf};
 
 use crate::catalog::{COMPONENTS_DIR, Catalog};
 use crate::components::{METADATA_FILE, resolve_ref};
@@ -37,10 +37,7 @@ pub fn existing_inputs(plan: &Plan, cell: &str) -> Result<ExistingInputs, Cellge
     }
     let record = state::load(plan, cell)?.unwrap_or_default();
     let egress = tf.join("egress.tf");
-    let egress_gateway = plan.exists(&egress)
-        || record
-            .files
-            .contains_key(crate::paths::utf8(&egress).as_str());
+    let egress_gateway = plan.exists(&egress) || record.files.contains_key(egress.as_str());
     let kubernetes_version = plan
         .read(tf.join("terraform.tfvars"))?
         .and_then(|text| hcl::parse_body(&text).ok())
@@ -74,7 +71,7 @@ pub fn existing_components(
         };
         crate::yaml_depth::check_file(&text, &path)?;
         let refs = yaml::flux_components(&text).map_err(|e| CellgenError::InvalidFile {
-            path: crate::paths::utf8(&path),
+            path: path.to_path_buf(),
             message: e.to_string(),
         })?;
         let names = refs
@@ -83,7 +80,7 @@ pub fn existing_components(
             .filter_map(|resolved| {
                 let rest = resolved.strip_prefix(COMPONENTS_DIR).ok()?;
                 match rest.components().next()? {
-                    PathPart::Normal(name) => Some(crate::paths::utf8(name).into_string()),
+                    PathPart::Normal(name) => Some(name.to_string()),
                     _ => None,
                 }
             })
@@ -184,7 +181,7 @@ fn requirements_first(order: &[String], catalog: &Catalog) -> Vec<String> {
 #[derive(Debug, Default)]
 pub struct Regenerated {
     /// Files the user changed, left as they are.
-    pub kept: Vec<PathBuf>,
+    pub kept: Vec<Utf8PathBuf>,
 }
 
 /// Puts the cell's files into `plan`: `desired` is `plan` with the cell as cellgen generates it
@@ -199,13 +196,13 @@ pub fn plan_cell_files(
     inputs: state::Inputs,
 ) -> Result<Regenerated, CellgenError> {
     let previous: CellRecord = state::load(plan, cell)?.unwrap_or_default();
-    let mut wanted: BTreeMap<PathBuf, Option<String>> = desired
+    let mut wanted: BTreeMap<Utf8PathBuf, Option<String>> = desired
         .planned()
         .filter(|(path, _)| state::in_cell(path, cell))
         .map(|(path, after)| (path.to_path_buf(), after.map(str::to_string)))
         .collect();
     // Only the cell's own paths: a record naming anything else (hand-edited) is not obeyed.
-    for stale in previous.files.keys().map(PathBuf::from) {
+    for stale in previous.files.keys().map(Utf8PathBuf::from) {
         if state::in_cell(&stale, cell) {
             wanted.entry(stale).or_insert(None);
         }
@@ -213,7 +210,7 @@ pub fn plan_cell_files(
     let mut files: BTreeMap<String, FileRecord> = BTreeMap::new();
     let mut outcome = Regenerated::default();
     for (path, after) in wanted {
-        let key = crate::paths::utf8(&path).into_string();
+        let key = path.to_string();
         let entry = previous.files.get(&key);
         let current = plan.read(&path)?;
         let record = |text: &str| match entry {

@@ -17,8 +17,8 @@ pub mod layer;
 #[cfg(test)]
 mod sharing_tests;
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use base64::Engine;
@@ -33,7 +33,7 @@ pub use layer::{BOOTSTRAP, FluxLayer, ObjectRef, PostBuildSpec, SubstituteRef, U
 /// Why a cell cannot be rendered at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LayerError {
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub line: Option<usize>,
     pub message: String,
 }
@@ -102,7 +102,7 @@ fn prepared<'a>(prepared: &'a PreparedObjects, resources: &[Resource], i: usize)
 /// A Flux Kustomization of the cell's directory that cellgen could not read.
 pub struct InvalidLayer {
     pub name: String,
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub object: Value,
     pub message: String,
 }
@@ -142,9 +142,9 @@ impl CellLayers {
                 if let Some(resolved) =
                     crate::components::resolve_ref(&layer.build_path(), reference)
                     && let Ok(rest) = resolved.strip_prefix(crate::catalog::COMPONENTS_DIR)
-                    && let Some(std::path::Component::Normal(name)) = rest.components().next()
+                    && let Some(camino::Utf8Component::Normal(name)) = rest.components().next()
                 {
-                    names.insert(name.to_string_lossy().into_owned());
+                    names.insert(name.to_owned());
                 }
             }
         }
@@ -153,7 +153,11 @@ impl CellLayers {
 }
 
 /// Builds `cells/<cell>` (what the bootstrap Kustomization applies) and reads its layers.
-pub fn load_cell(root: &Path, cell: &str, cache: &BuildCache) -> Result<CellLayers, LayerError> {
+pub fn load_cell(
+    root: &Utf8Path,
+    cell: &str,
+    cache: &BuildCache,
+) -> Result<CellLayers, LayerError> {
     let dir = format!("{}/{cell}", crate::repo::CELLS_DIR);
     let cell_objects = cache.build(&dir, &FluxFields::flux());
     let resources = match cell_objects.as_ref() {
@@ -187,7 +191,7 @@ pub fn load_cell(root: &Path, cell: &str, cache: &BuildCache) -> Result<CellLaye
 
 /// Renders every layer of `cell`; `metadata` is the cell-metadata ConfigMap's data.
 pub fn render_cell(
-    root: &Path,
+    root: &Utf8Path,
     cell: &str,
     metadata: &BTreeMap<String, String>,
     cache: &BuildCache,
@@ -467,9 +471,9 @@ fn source_data(object: &Value) -> BTreeMap<String, String> {
     data
 }
 
-fn cell_error(root: &Path, dir: &str, error: &BuildError) -> LayerError {
+fn cell_error(root: &Utf8Path, dir: &str, error: &BuildError) -> LayerError {
     let (file, line) = build_error_location(root, error)
-        .unwrap_or_else(|| (Path::new(dir).join("kustomization.yaml"), None));
+        .unwrap_or_else(|| (Utf8Path::new(dir).join("kustomization.yaml"), None));
     LayerError {
         file,
         line,
@@ -480,7 +484,10 @@ fn cell_error(root: &Path, dir: &str, error: &BuildError) -> LayerError {
 /// The repository file and line a build error is about: the error's own location, with the
 /// line of the entry it names when the error gives none (a missing resource, a link, a path
 /// outside the root, a file left out of the artifact).
-pub fn build_error_location(root: &Path, error: &BuildError) -> Option<(PathBuf, Option<usize>)> {
+pub fn build_error_location(
+    root: &Utf8Path,
+    error: &BuildError,
+) -> Option<(Utf8PathBuf, Option<usize>)> {
     let (file, line) = error.location()?;
     let entry = match error {
         BuildError::MissingResource { entry, .. }
@@ -488,7 +495,7 @@ pub fn build_error_location(root: &Path, error: &BuildError) -> Option<(PathBuf,
         | BuildError::Symlink { entry, .. }
         | BuildError::Ignored { entry, .. } => Some(entry.as_str()),
         // The entry naming the directory one level too deep.
-        BuildError::TooDeep { deepest, .. } => deepest.file_name().and_then(|n| n.to_str()),
+        BuildError::TooDeep { deepest, .. } => deepest.file_name(),
         _ => None,
     };
     let line = line.or_else(|| match error {

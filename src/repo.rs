@@ -1,7 +1,7 @@
 //! A cellgen repository: the directory holding `cellgen.yaml`, found from a start directory upwards
 //! (no further than the top of the Git work tree the start directory is in).
 
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::config::{CONFIG_FILE, Config};
 use crate::error::CellgenError;
@@ -12,7 +12,7 @@ pub const TERRAFORM_CELLS_DIR: &str = "terraform/cells";
 
 #[derive(Debug, Clone)]
 pub struct Repo {
-    pub root: PathBuf,
+    pub root: Utf8PathBuf,
     pub config: Config,
     /// The text of cellgen.yaml, for line numbers and lossless edits.
     pub config_text: String,
@@ -23,7 +23,7 @@ impl Repo {
     /// stops at the top of the Git work tree `start` is in (a directory with `.git`): a
     /// cellgen.yaml above it belongs to another project, and cellgen never works outside the
     /// repository it found.
-    pub fn find_root(start: &Path) -> Option<PathBuf> {
+    pub fn find_root(start: &Utf8Path) -> Option<Utf8PathBuf> {
         for dir in start.ancestors() {
             let config = dir.join(CONFIG_FILE);
             if std::fs::symlink_metadata(&config).is_ok() && !config.is_dir() {
@@ -37,15 +37,15 @@ impl Repo {
     }
 
     /// Reads `root`'s cellgen.yaml (which must not be a link out of `root`).
-    pub fn open(root: &Path) -> Result<Repo, CellgenError> {
+    pub fn open(root: &Utf8Path) -> Result<Repo, CellgenError> {
         let text = Root::new(root)
-            .read(Path::new(CONFIG_FILE))?
+            .read(Utf8Path::new(CONFIG_FILE))?
             .map(|t| t.text)
             .ok_or_else(|| CellgenError::NotARepository {
-                start: crate::paths::utf8(root),
+                start: root.to_path_buf(),
             })?;
         // Messages name files relative to the repository root, as findings do.
-        let config = Config::parse(&text, Path::new(CONFIG_FILE))?;
+        let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
         Ok(Repo {
             root: root.to_path_buf(),
             config,
@@ -53,9 +53,9 @@ impl Repo {
         })
     }
 
-    pub fn discover(start: &Path) -> Result<Repo, CellgenError> {
+    pub fn discover(start: &Utf8Path) -> Result<Repo, CellgenError> {
         let root = Repo::find_root(start).ok_or_else(|| CellgenError::NotARepository {
-            start: crate::paths::utf8(start),
+            start: start.to_path_buf(),
         })?;
         Repo::open(&root)
     }
@@ -66,21 +66,24 @@ impl Repo {
     }
 }
 
-pub fn cell_flux_dir(cell: &str) -> PathBuf {
-    Path::new(CELLS_DIR).join(cell)
+pub fn cell_flux_dir(cell: &str) -> Utf8PathBuf {
+    Utf8Path::new(CELLS_DIR).join(cell)
 }
 
-pub fn cell_terraform_dir(cell: &str) -> PathBuf {
-    Path::new(TERRAFORM_CELLS_DIR).join(cell)
+pub fn cell_terraform_dir(cell: &str) -> Utf8PathBuf {
+    Utf8Path::new(TERRAFORM_CELLS_DIR).join(cell)
 }
 
-pub fn list_dirs(dir: &Path) -> Result<Vec<String>, CellgenError> {
+/// Names of the directories in `dir` (not hidden ones), sorted; none when `dir` is missing. A
+/// cell or component whose name is not UTF-8 cannot be named in a message or record: an error
+/// naming it, never a directory silently left out.
+pub fn list_dirs(dir: &Utf8Path) -> Result<Vec<String>, CellgenError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
             return Err(CellgenError::Read {
-                path: crate::paths::utf8(dir),
+                path: dir.to_path_buf(),
                 source,
             });
         }
@@ -91,19 +94,75 @@ pub fn list_dirs(dir: &Path) -> Result<Vec<String>, CellgenError> {
         if name.as_encoded_bytes().starts_with(b".") || !entry.path().is_dir() {
             continue;
         }
-        // A cell or component whose name is not UTF-8 cannot be named in a message or record:
-        // an error naming it, never a directory silently left out.
-        match name.into_string() {
-            Ok(name) => names.push(name),
-            Err(name) => {
-                return Err(CellgenError::NotUtf8Path {
-                    what: "the directory",
-                    path: dir.join(name).to_string_lossy().into_owned(),
-                    fix: "Rename it (cell and component names are lowercase ASCII) or move it out of the repository",
-                });
-            }
-        }
+        names.push(crate::paths::entry_name(dir, &name)?.to_owned());
     }
     names.sort();
     Ok(names)
+}
+
+/// Regular files (and links, not followed) under `dir`, repository-relative, sorted. It
+/// descends into subdirectories when `deep`; `skip(name, is_dir)` leaves an entry out (and a
+/// directory's content with it). An entry whose name is not UTF-8 is an error naming its
+/// directory, whatever `skip` would say: cellgen cannot tell the user which file it means, nor
+/// leave out silently a file Flux reads.
+pub fn files_under(
+    root: &Utf8Path,
+    dir: &Utf8Path,
+    deep: bool,
+    skip: &dyn Fn(&str, bool) -> bool,
+) -> Result<Vec<Utf8PathBuf>, CellgenError> {
+    let mut out = Vec::new();
+    walk(root, dir, deep, skip, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+fn walk(
+    root: &Utf8Path,
+    dir: &Utf8Path,
+    deep: bool,
+    skip: &dyn Fn(&str, bool) -> bool,
+    out: &mut Vec<Utf8PathBuf>,
+) -> Result<(), CellgenError> {
+    let entries = match std::fs::read_dir(root.join(dir)) {
+        Ok(entries) => entries,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(());
+        }
+        Err(source) => {
+            return Err(CellgenError::Read {
+                path: root.join(dir),
+                source,
+            });
+        }
+    };
+    for entry in entries {
+        let entry = entry.map_err(|source| CellgenError::Read {
+            path: root.join(dir),
+            source,
+        })?;
+        let name = crate::paths::entry_name(dir, &entry.file_name())?.to_owned();
+        let rel = dir.join(&name);
+        let meta =
+            std::fs::symlink_metadata(entry.path()).map_err(|source| CellgenError::Read {
+                path: root.join(&rel),
+                source,
+            })?;
+        if skip(&name, meta.is_dir()) {
+            continue;
+        }
+        if meta.is_dir() {
+            if deep {
+                walk(root, &rel, deep, skip, out)?;
+            }
+        } else {
+            out.push(rel);
+        }
+    }
+    Ok(())
 }

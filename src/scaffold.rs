@@ -1,8 +1,8 @@
 //! What `cellgen init` and `cellgen new` generate, as plain data: paths (relative to the
 //! repository root) and their contents. No prompting, printing or writing here.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -12,7 +12,7 @@ use crate::error::CellgenError;
 use crate::repo::{cell_flux_dir, cell_terraform_dir};
 use crate::templates::Templates;
 
-pub type Files = BTreeMap<PathBuf, String>;
+pub type Files = BTreeMap<Utf8PathBuf, String>;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -52,8 +52,8 @@ pub fn default_ami_alias(environment: &str) -> &'static str {
 pub fn repo_files(
     templates: &Templates,
     settings: &RepoSettings,
-    existing: impl Fn(&Path) -> bool,
-) -> Result<(Files, Vec<PathBuf>), CellgenError> {
+    existing: impl Fn(&Utf8Path) -> bool,
+) -> Result<(Files, Vec<Utf8PathBuf>), CellgenError> {
     let adopted = adopt(templates, settings, existing)?;
     Ok((adopted.files, adopted.kept))
 }
@@ -62,24 +62,24 @@ pub fn repo_files(
 /// created and which written files need that.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {
-    pub path: PathBuf,
+    pub path: Utf8PathBuf,
     /// `Kind name` of each object it holds.
     pub objects: Vec<String>,
     /// Written files whose objects go to a namespace it creates.
-    pub needed_by: Vec<PathBuf>,
+    pub needed_by: Vec<Utf8PathBuf>,
 }
 
 /// [`repo_files`], and the scaffold files left out with a kept directory.
 pub struct Adopted {
     pub files: Files,
-    pub kept: Vec<PathBuf>,
+    pub kept: Vec<Utf8PathBuf>,
     pub skipped: Vec<Skipped>,
 }
 
 pub fn adopt(
     templates: &Templates,
     settings: &RepoSettings,
-    existing: impl Fn(&Path) -> bool,
+    existing: impl Fn(&Utf8Path) -> bool,
 ) -> Result<Adopted, CellgenError> {
     #[derive(Serialize)]
     struct AmiAlias<'a> {
@@ -110,10 +110,10 @@ pub fn adopt(
             .collect(),
     };
     let mut files = Files::new();
-    let mut kept: Vec<PathBuf> = Vec::new();
-    let mut left_out: Vec<(PathBuf, String)> = Vec::new();
+    let mut kept: Vec<Utf8PathBuf> = Vec::new();
+    let mut left_out: Vec<(Utf8PathBuf, String)> = Vec::new();
     for name in templates.names_under("repo/") {
-        let rel = PathBuf::from(name.trim_start_matches("repo/"));
+        let rel = Utf8PathBuf::from(name.trim_start_matches("repo/"));
         let layer_dir = rel
             .parent()
             .filter(|p| !p.as_os_str().is_empty() && !p.starts_with(".github"));
@@ -151,7 +151,7 @@ fn documents(text: &str) -> Vec<yaml_serde::Value> {
         .collect()
 }
 
-fn skipped_file(path: PathBuf, text: &str, written: &Files) -> Skipped {
+fn skipped_file(path: Utf8PathBuf, text: &str, written: &Files) -> Skipped {
     let field = |v: &yaml_serde::Value, a: &str, b: &str| {
         v.get(a)
             .and_then(|x| x.get(b))

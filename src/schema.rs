@@ -8,8 +8,7 @@
 //! line, which yaml-language-server (VS Code, Neovim, Helix, ...) resolves from the file's own
 //! directory. Draft 7: the newest draft yaml-language-server supports in full.
 
-use crate::paths::PathExt as _;
-use std::path::{Component, Path, PathBuf};
+use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 
 use schemars::generate::SchemaSettings;
 
@@ -43,12 +42,12 @@ impl SchemaFile {
     }
 
     /// The schema's path in a repository, relative to its root.
-    pub fn path(self) -> PathBuf {
+    pub fn path(self) -> Utf8PathBuf {
         let name = match self {
             SchemaFile::Config => "cellgen.schema.json",
             SchemaFile::Component => "component.schema.json",
         };
-        Path::new(SCHEMA_DIR).join(name)
+        Utf8Path::new(SCHEMA_DIR).join(name)
     }
 
     /// The schema as pretty JSON, ending with a newline.
@@ -66,21 +65,21 @@ impl SchemaFile {
     }
 
     /// The first line for a file of this kind at `file` (relative to the repository root).
-    pub fn modeline(self, file: &Path) -> String {
+    pub fn modeline(self, file: &Utf8Path) -> String {
         format!(
             "{MODELINE_PREFIX}{}",
-            relative_to(file.parent().unwrap_or(Path::new("")), &self.path()).utf8()
+            relative_to(file.parent().unwrap_or(Utf8Path::new("")), &self.path())
         )
     }
 }
 
 /// `target` as seen from directory `from` (both relative to the repository root, without `..`).
-fn relative_to(from: &Path, target: &Path) -> PathBuf {
+fn relative_to(from: &Utf8Path, target: &Utf8Path) -> Utf8PathBuf {
     let ups = from
         .components()
         .filter(|c| matches!(c, Component::Normal(_)))
         .count();
-    let mut path = PathBuf::new();
+    let mut path = Utf8PathBuf::new();
     for _ in 0..ups {
         path.push("..");
     }
@@ -116,7 +115,7 @@ fn write_if_changed(plan: &mut Plan, file: SchemaFile) -> Result<(), CellgenErro
 
 /// `text` with the modeline for `file` as its first line, or None when the file already names a
 /// schema for yaml-language-server (the user's choice is kept).
-pub fn with_modeline(text: &str, kind: SchemaFile, file: &Path) -> Option<String> {
+pub fn with_modeline(text: &str, kind: SchemaFile, file: &Utf8Path) -> Option<String> {
     if text
         .lines()
         .any(|l| l.trim_start().starts_with("# yaml-language-server:") && l.contains("$schema="))
@@ -133,11 +132,11 @@ mod tests {
     #[test]
     fn modelines_are_relative_to_the_file() {
         assert_eq!(
-            SchemaFile::Config.modeline(Path::new("cellgen.yaml")),
+            SchemaFile::Config.modeline(Utf8Path::new("cellgen.yaml")),
             "# yaml-language-server: $schema=.cellgen/schemas/cellgen.schema.json"
         );
         assert_eq!(
-            SchemaFile::Component.modeline(Path::new("components/billing/component.yaml")),
+            SchemaFile::Component.modeline(Utf8Path::new("components/billing/component.yaml")),
             "# yaml-language-server: $schema=../../.cellgen/schemas/component.schema.json"
         );
     }
@@ -145,10 +144,10 @@ mod tests {
     #[test]
     fn a_modeline_is_added_once() {
         let text = "schema: 1\n";
-        let once = with_modeline(text, SchemaFile::Config, Path::new("cellgen.yaml")).unwrap();
+        let once = with_modeline(text, SchemaFile::Config, Utf8Path::new("cellgen.yaml")).unwrap();
         assert!(once.starts_with(MODELINE_PREFIX) && once.ends_with(text));
         assert_eq!(
-            with_modeline(&once, SchemaFile::Config, Path::new("cellgen.yaml")),
+            with_modeline(&once, SchemaFile::Config, Utf8Path::new("cellgen.yaml")),
             None
         );
     }

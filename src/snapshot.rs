@@ -3,9 +3,8 @@
 //! layer built and substituted in strict mode. `cellgen values` prints the sample; `cellgen diff`
 //! compares two snapshots.
 
-use crate::paths::PathExt as _;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -29,7 +28,7 @@ use crate::templates::Templates;
 pub const CELL_DIRECTORY: &str = "(cell directory)";
 
 pub struct Snapshot {
-    pub root: PathBuf,
+    pub root: Utf8PathBuf,
     pub config: Config,
     pub cells: Vec<String>,
     pub catalog: Catalog,
@@ -71,11 +70,11 @@ impl Object {
         &self.resource().object
     }
 
-    pub fn origin(&self) -> &Path {
+    pub fn origin(&self) -> &Utf8Path {
         &self.resource().origin
     }
 
-    pub fn patched_by(&self) -> &[PathBuf] {
+    pub fn patched_by(&self) -> &[Utf8PathBuf] {
         &self.resource().patched_by
     }
 
@@ -163,29 +162,29 @@ impl Snapshot {
     }
 
     /// The repository at `root` as commit `rev` has it, read from Git without a checkout.
-    pub fn at_commit(root: &Path, rev: &str) -> Result<Snapshot, CellgenError> {
+    pub fn at_commit(root: &Utf8Path, rev: &str) -> Result<Snapshot, CellgenError> {
         let tree = GitTree::load(root, rev).map_err(|e| CellgenError::InvalidFlag {
             flag: "--base".into(),
             reason: e.to_string(),
         })?;
         let source = Source::Tree(Arc::new(tree));
         let config_text = source
-            .read_text(root, Path::new(CONFIG_FILE))
+            .read_text(root, Utf8Path::new(CONFIG_FILE))
             .ok_or_else(|| CellgenError::InvalidFlag {
                 flag: "--base".into(),
                 reason: format!("commit `{rev}` has no {CONFIG_FILE} at this path: pick a commit made after `cellgen init`"),
             })?;
-        let config = Config::parse(&config_text, &Path::new(rev).join(CONFIG_FILE))?;
-        let read = |path: &Path| Ok(source.read_text(root, path));
+        let config = Config::parse(&config_text, &Utf8Path::new(rev).join(CONFIG_FILE))?;
+        let read = |path: &Utf8Path| Ok(source.read_text(root, path));
         let catalog = Catalog::load_from(
             &Templates::new(),
-            source.list_dirs(root, Path::new(COMPONENTS_DIR)),
+            source.list_dirs(root, Utf8Path::new(COMPONENTS_DIR)),
             &read,
         )?;
         Ok(Snapshot {
             root: root.to_path_buf(),
             config,
-            cells: source.list_dirs(root, Path::new(CELLS_DIR)),
+            cells: source.list_dirs(root, Utf8Path::new(CELLS_DIR)),
             catalog,
             source,
         })
@@ -198,7 +197,7 @@ impl Snapshot {
     /// The cell's sample cell-metadata data (as `check` renders with), given the components it
     /// runs.
     pub fn sample(&self, cell: &str, components: &BTreeSet<String>) -> BTreeMap<String, String> {
-        let read = |rel: &Path| self.source.read_text(&self.root, rel);
+        let read = |rel: &Utf8Path| self.source.read_text(&self.root, rel);
         // Secret findings are `check`'s; the sample does not depend on them.
         let trace = BTreeMap::new;
         let mut ignored = Vec::new();
@@ -226,7 +225,7 @@ impl Snapshot {
             Ok(loaded) => loaded.components(),
             Err(e) => {
                 return Err(CellgenError::InvalidFile {
-                    path: crate::paths::utf8(e.file),
+                    path: e.file,
                     message: e.message,
                 });
             }
@@ -252,8 +251,8 @@ impl Snapshot {
             Ok(loaded) => loaded,
             Err(e) => {
                 let message = match e.line {
-                    Some(line) => format!("{}:{line}: {}", e.file.utf8(), e.message),
-                    None => format!("{}: {}", e.file.utf8(), e.message),
+                    Some(line) => format!("{}:{line}: {}", e.file, e.message),
+                    None => format!("{}: {}", e.file, e.message),
                 };
                 return RenderedSide {
                     objects: Err(message),
@@ -310,9 +309,7 @@ impl Snapshot {
                 invalid.name.clone(),
                 Arc::new(Err(format!(
                     "{}: Flux Kustomization `{}` cannot be read: {}",
-                    invalid.file.utf8(),
-                    invalid.name,
-                    invalid.message
+                    invalid.file, invalid.name, invalid.message
                 ))),
             ));
         }
@@ -364,7 +361,7 @@ fn layer_objects(layer: &RenderedLayer) -> LayerObjects {
                 Err(e) => Err(format!(
                     "{} (an object from {})",
                     e.flux_message(),
-                    resource.origin.utf8()
+                    resource.origin
                 )),
             })
             .collect(),

@@ -5,9 +5,8 @@
 //! The facts come from rendering the stack templates themselves (with and without the egress
 //! gateway), never from a hand-kept list, so they follow the templates.
 
-use crate::paths::PathExt as _;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use crate::cell::CellName;
 use crate::config::{CONFIG_FILE, Config, default_environments, default_kubernetes_version};
@@ -49,10 +48,10 @@ impl StackFacts {
         };
         let (repo, _) = scaffold::repo_files(templates, &settings, |_| false)?;
         let config_text = repo
-            .get(Path::new(CONFIG_FILE))
+            .get(Utf8Path::new(CONFIG_FILE))
             .cloned()
             .unwrap_or_default();
-        let config = Config::parse(&config_text, Path::new(CONFIG_FILE))?;
+        let config = Config::parse(&config_text, Utf8Path::new(CONFIG_FILE))?;
         let cell = CellName::parse("eu-west-2-prod", &config.environments)?;
         let mut addresses = BTreeMap::new();
         for egress_gateway in [false, true] {
@@ -65,11 +64,7 @@ impl StackFacts {
                 if path.extension().is_none_or(|e| e != "tf") {
                     continue;
                 }
-                let file = path
-                    .file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned();
+                let file = path.file_name().unwrap_or_default().to_owned();
                 let body = hcl::parse_body(&text).map_err(|e| CellgenError::Template {
                     name: format!("{STACK_TEMPLATES}{file}"),
                     message: e.to_string(),
@@ -84,19 +79,17 @@ impl StackFacts {
 }
 
 /// The `.tf` files of a cell's stack as the plan will leave them, by path.
-fn planned_tf_files(plan: &Plan, cell: &str) -> Result<Vec<PathBuf>, CellgenError> {
+fn planned_tf_files(plan: &Plan, cell: &str) -> Result<Vec<Utf8PathBuf>, CellgenError> {
     let dir = cell_terraform_dir(cell);
-    let mut files: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut files: BTreeSet<Utf8PathBuf> = BTreeSet::new();
     if let Ok(entries) = std::fs::read_dir(plan.root().join(&dir)) {
         for entry in entries.flatten() {
-            files.insert(dir.join(entry.file_name()));
+            files.insert(dir.join(crate::paths::entry_name(&dir, &entry.file_name())?));
         }
     }
     for (kind, path) in plan.summary() {
-        if kind != ChangeKind::Delete
-            && path.parent().map(camino::Utf8Path::as_std_path) == Some(dir.as_path())
-        {
-            files.insert(path.as_std_path().to_path_buf());
+        if kind != ChangeKind::Delete && path.parent() == Some(dir.as_path()) {
+            files.insert(path.to_path_buf());
         }
     }
     Ok(files
@@ -109,13 +102,13 @@ fn planned_tf_files(plan: &Plan, cell: &str) -> Result<Vec<PathBuf>, CellgenErro
 /// No two blocks of the cell's planned stack may share an address: Terraform would refuse the
 /// stack. Names both files and lines.
 pub fn check_addresses(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
-    let mut seen: BTreeMap<String, (PathBuf, usize)> = BTreeMap::new();
+    let mut seen: BTreeMap<String, (Utf8PathBuf, usize)> = BTreeMap::new();
     for path in planned_tf_files(plan, cell)? {
         let Some(text) = plan.read(&path)? else {
             continue;
         };
         let body = hcl::parse_body(&text).map_err(|e| CellgenError::InvalidFile {
-            path: crate::paths::utf8(&path),
+            path: path.to_path_buf(),
             message: format!(
                 "{e}; cellgen checks that no two blocks of the stack share an address, and cannot read this file"
             ),
@@ -123,12 +116,10 @@ pub fn check_addresses(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
         for d in syntax::declared(&text, &body) {
             if let Some((first, line)) = seen.get(&d.address) {
                 return Err(CellgenError::InvalidFile {
-                    path: crate::paths::utf8(&path),
+                    path: path.to_path_buf(),
                     message: format!(
                         "line {}: declares `{}`, which {}:{line} declares too; Terraform refuses two blocks with one address. Rename one of them (a component's files and addresses follow its name)",
-                        d.line,
-                        d.address,
-                        first.utf8()
+                        d.line, d.address, first
                     ),
                 });
             }

@@ -5,9 +5,8 @@
 //! in order, how to tear the cell down; `remove-component` says the same for one component that
 //! owns cloud resources. Steps are data; the commands print them.
 
-use crate::paths::PathExt as _;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use crate::catalog::{Catalog, Component};
 use crate::cell::CellName;
@@ -61,53 +60,44 @@ pub struct Removal {
     pub keys: Vec<String>,
     pub schema: Option<(u32, u32)>,
     pub stack: Stack,
-    /// Why there was nothing to remove, with a did-you-mean.
+    /// The cell was removed before (Git history has it, the working tree not): what to say.
     pub nothing: Option<String>,
 }
 
-fn invalid(path: impl Into<PathBuf>, message: impl Into<String>) -> CellgenError {
+fn invalid(path: impl Into<Utf8PathBuf>, message: impl Into<String>) -> CellgenError {
     CellgenError::InvalidFile {
-        path: crate::paths::utf8(path.into()),
+        path: path.into(),
         message: message.into(),
     }
 }
 
+/// The newest Git commit (short hash) that changed any of `paths` (repository-relative), when the
+/// repository is a Git work tree with history and `git` runs: the evidence that a cell absent
+/// from the working tree was removed rather than never created.
+fn removed_in_history(root: &Utf8Path, paths: &[&Utf8Path]) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["log", "-1", "--format=%h", "--"])
+        .args(paths)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let commit = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !commit.is_empty()).then_some(commit)
+}
+
 /// Regular files under `dir` (repository-relative), recursively, skipping `skip` directories.
-fn files_under(root: &Path, dir: &Path, skip: &[&str]) -> Result<Vec<PathBuf>, CellgenError> {
-    let entries = match std::fs::read_dir(root.join(dir)) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => {
-            return Err(CellgenError::Read {
-                path: crate::paths::utf8(root.join(dir)),
-                source,
-            });
-        }
-    };
-    let mut out = Vec::new();
-    for entry in entries.filter_map(Result::ok) {
-        let Ok(name) = entry.file_name().into_string() else {
-            return Err(invalid(
-                dir.join(entry.file_name()),
-                "has a name that is not UTF-8; rename or delete it, then run again",
-            ));
-        };
-        let rel = dir.join(&name);
-        let meta =
-            std::fs::symlink_metadata(entry.path()).map_err(|source| CellgenError::Read {
-                path: crate::paths::utf8(entry.path()),
-                source,
-            })?;
-        if meta.is_dir() {
-            if !skip.contains(&name.as_str()) {
-                out.extend(files_under(root, &rel, skip)?);
-            }
-        } else {
-            out.push(rel);
-        }
-    }
-    out.sort();
-    Ok(out)
+fn files_under(
+    root: &Utf8Path,
+    dir: &Utf8Path,
+    skip: &[&str],
+) -> Result<Vec<Utf8PathBuf>, CellgenError> {
+    crate::repo::files_under(root, dir, true, &|name, is_dir| {
+        is_dir && skip.contains(&name)
+    })
 }
 
 /// The cell's Flux Kustomizations (its layer files), in deletion order: nothing still depends
@@ -200,20 +190,28 @@ pub fn remove_cell(
         nothing: None,
     };
     let root = plan.root().to_path_buf();
-    let exists = |p: &Path| std::fs::symlink_metadata(root.join(p)).is_ok();
+    let exists = |p: &Utf8Path| std::fs::symlink_metadata(root.join(p)).is_ok();
     if !exists(&flux_dir) && !exists(&tf_dir) && !plan.exists(&record) {
         let mut names = list_dirs(&plan.root().join(crate::repo::CELLS_DIR))?;
         names.extend(list_dirs(
             &plan.root().join(crate::repo::TERRAFORM_CELLS_DIR),
         )?);
-        removal.nothing = Some(format!(
-            "there is no cell `{cell}` (nothing under {}, {} or {}).{}",
-            flux_dir.utf8(),
-            tf_dir.utf8(),
-            record.utf8(),
-            crate::suggest::hint(cell, names.iter().map(String::as_str))
-        ));
-        return Ok(removal);
+        let looked = format!("nothing under {flux_dir}, {tf_dir} or {record}");
+        // A cell removed before (committed or not) is what a re-run meets: nothing to do. A name
+        // the repository never had is a mistake the user should hear about.
+        if let Some(commit) = removed_in_history(plan.root(), &[&flux_dir, &tf_dir, &record]) {
+            removal.nothing = Some(format!(
+                "Cell `{cell}` was already removed: Git history has it (last in commit {commit}), the working tree has {looked}. Nothing to change."
+            ));
+            return Ok(removal);
+        }
+        names.sort();
+        names.dedup();
+        return Err(CellgenError::NoSuchCell {
+            name: cell.to_string(),
+            looked,
+            hint: crate::suggest::hint(cell, names.iter().map(String::as_str)),
+        });
     }
     let running = cell_components(plan, &config, cell)?;
     for file in files_under(plan.root(), &flux_dir, &[])? {
@@ -294,7 +292,7 @@ pub fn remove_cell(
 
 /// A local state file (no S3 backend) that still lists resources means the destroy has not
 /// happened: removing the stack would orphan them.
-fn refuse_live_local_state(plan: &Plan, dir: &Path) -> Result<(), CellgenError> {
+fn refuse_live_local_state(plan: &Plan, dir: &Utf8Path) -> Result<(), CellgenError> {
     let path = dir.join("terraform.tfstate");
     let Ok(Some(text)) = plan.read(&path) else {
         return Ok(());
@@ -309,7 +307,7 @@ fn refuse_live_local_state(plan: &Plan, dir: &Path) -> Result<(), CellgenError> 
             path,
             format!(
                 "still lists {live} resource(s): run `terraform -chdir={} destroy` first; --terraform-destroyed removes the stack only once nothing is left in it",
-                dir.utf8()
+                dir
             ),
         ));
     }

@@ -26,7 +26,7 @@ impl Templates {
         env.set_keep_trailing_newline(true);
         env.add_filter("pad", pad);
         for file in all_files(&TEMPLATES) {
-            let name = file.path().to_string_lossy();
+            let name = path_of(file);
             if let (Some(name), Some(source)) = (name.strip_suffix(".j2"), file.contents_utf8()) {
                 env.add_template_owned(name.to_string(), source)
                     .unwrap_or_else(|err| panic!("embedded template {name} does not parse: {err}"));
@@ -55,7 +55,7 @@ impl Templates {
     /// Names of every template and plain file under `prefix` (template names without `.j2`).
     pub fn names_under(&self, prefix: &str) -> Vec<String> {
         let mut names: Vec<String> = all_files(&TEMPLATES)
-            .map(|f| f.path().to_string_lossy().into_owned())
+            .map(|f| path_of(f).to_string())
             .filter(|p| p.starts_with(prefix))
             .map(|p| p.strip_suffix(".j2").map(str::to_string).unwrap_or(p))
             .collect();
@@ -80,12 +80,7 @@ pub fn raw(name: &str) -> Option<&'static str> {
 /// Every embedded file with its path under templates/, for tests that render them all.
 pub fn all_template_names() -> Vec<String> {
     all_files(&TEMPLATES)
-        .filter_map(|f| {
-            f.path()
-                .to_string_lossy()
-                .strip_suffix(".j2")
-                .map(str::to_string)
-        })
+        .filter_map(|f| path_of(f).strip_suffix(".j2").map(str::to_string))
         .collect()
 }
 
@@ -99,4 +94,11 @@ fn all_files(
 fn pad(value: Value, width: usize) -> String {
     let text = value.to_string();
     format!("{text:width$}")
+}
+
+/// An embedded file's path under templates/: cellgen's own names, UTF-8 (ASCII) by construction.
+fn path_of(file: &'static include_dir::File<'static>) -> &'static str {
+    file.path()
+        .to_str()
+        .expect("the embedded templates have UTF-8 paths")
 }

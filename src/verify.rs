@@ -5,8 +5,8 @@
 //! `check`'s: keys missing or extra, the schema number, values that are no identifier, and every
 //! layer of the cell rendered in strict mode with the real values.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -30,7 +30,7 @@ pub enum Input {
 #[derive(Debug, Clone)]
 pub struct RealMetadata {
     pub input: Input,
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub data: BTreeMap<String, String>,
     /// Line of each key in the file (ConfigMap YAML only).
     pub lines: BTreeMap<String, usize>,
@@ -48,15 +48,15 @@ impl RealMetadata {
 
 const ADDRESS: &str = "kubernetes_config_map_v1.cell_metadata";
 
-fn invalid(file: &Path, message: impl Into<String>) -> CellgenError {
+fn invalid(file: &Utf8Path, message: impl Into<String>) -> CellgenError {
     CellgenError::InvalidFile {
-        path: crate::paths::utf8(file),
+        path: file.to_path_buf(),
         message: message.into(),
     }
 }
 
 /// Reads `text` (from `file`): a ConfigMap, or `terraform show -json` output.
-pub fn read(text: &str, file: &Path) -> Result<RealMetadata, CellgenError> {
+pub fn read(text: &str, file: &Utf8Path) -> Result<RealMetadata, CellgenError> {
     crate::yaml_depth::check_file(text, file)?;
     let value: Value = yaml_serde::from_str(text).map_err(|e| {
         invalid(
@@ -174,7 +174,10 @@ fn find_resources<'a>(module: &'a Value, out: &mut Vec<&'a Value>) {
 }
 
 /// A string map (a ConfigMap's data holds strings only).
-fn strings(data: Option<&Value>, file: &Path) -> Result<BTreeMap<String, String>, CellgenError> {
+fn strings(
+    data: Option<&Value>,
+    file: &Utf8Path,
+) -> Result<BTreeMap<String, String>, CellgenError> {
     let Some(data) = data else {
         return Ok(BTreeMap::new());
     };
@@ -197,7 +200,7 @@ fn strings(data: Option<&Value>, file: &Path) -> Result<BTreeMap<String, String>
 
 /// Checks `real` against the contract for `cell`, then renders every layer of the cell with it.
 pub fn verify(
-    root: &Path,
+    root: &Utf8Path,
     config: &Config,
     catalog: &Catalog,
     cell: &str,

@@ -9,9 +9,8 @@
 //! the shared definition and no cell keeps an entry: the repository converges back to a single
 //! definition.
 
-use crate::paths::PathExt as _;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use crate::catalog::{COMPONENTS_DIR, Component};
 use crate::config::line_of;
@@ -34,7 +33,7 @@ pub struct Chart {
     /// The layer of the component (and of the cells' Flux Kustomization file) holding it.
     pub layer: String,
     /// The shared file, e.g. components/cert-manager/controllers/helmrelease.yaml.
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub line: Option<usize>,
     /// The object and field a cell's patch replaces.
     pub target: PatchTarget,
@@ -58,15 +57,15 @@ impl Chart {
 
     pub fn location(&self) -> String {
         match self.line {
-            Some(line) => format!("{}:{line}", self.file.utf8()),
-            None => self.file.utf8().to_string(),
+            Some(line) => format!("{}:{line}", self.file),
+            None => self.file.to_string(),
         }
     }
 }
 
-fn invalid(path: impl Into<PathBuf>, message: impl Into<String>) -> CellgenError {
+fn invalid(path: impl Into<Utf8PathBuf>, message: impl Into<String>) -> CellgenError {
     CellgenError::InvalidFile {
-        path: crate::paths::utf8(path.into()),
+        path: path.into(),
         message: message.into(),
     }
 }
@@ -89,10 +88,12 @@ fn documents(text: &str) -> Vec<Value> {
 fn manifests(
     plan: &Plan,
     component: &Component,
-) -> Result<Vec<(String, PathBuf, Vec<Value>)>, CellgenError> {
+) -> Result<Vec<(String, Utf8PathBuf, Vec<Value>)>, CellgenError> {
     let mut out = Vec::new();
     for layer in &component.spec.layers {
-        let dir = Path::new(COMPONENTS_DIR).join(&component.name).join(layer);
+        let dir = Utf8Path::new(COMPONENTS_DIR)
+            .join(&component.name)
+            .join(layer);
         let Ok(entries) = std::fs::read_dir(plan.root().join(&dir)) else {
             continue;
         };
@@ -118,7 +119,7 @@ pub fn locate(plan: &Plan, component: &Component) -> Result<Chart, CellgenError>
     let files = manifests(plan, component)?;
     if files.is_empty() {
         return Err(invalid(
-            Path::new(COMPONENTS_DIR).join(name),
+            Utf8Path::new(COMPONENTS_DIR).join(name),
             format!(
                 "no cell runs `{name}` (the repository has no copy of it): add it to a cell first"
             ),
@@ -130,7 +131,7 @@ pub fn locate(plan: &Plan, component: &Component) -> Result<Chart, CellgenError>
                 .and_then(Value::as_str)
                 .is_some_and(|a| a.starts_with(&format!("{group}/")))
     };
-    let releases: Vec<(&String, &PathBuf, &Value)> = files
+    let releases: Vec<(&String, &Utf8PathBuf, &Value)> = files
         .iter()
         .flat_map(|(layer, file, docs)| docs.iter().map(move |d| (layer, file, d)))
         .filter(|(_, _, d)| is(d, "HelmRelease", HELM_GROUP))
@@ -139,7 +140,7 @@ pub fn locate(plan: &Plan, component: &Component) -> Result<Chart, CellgenError>
         [one] => *one,
         [] => {
             return Err(invalid(
-                Path::new(COMPONENTS_DIR).join(name),
+                Utf8Path::new(COMPONENTS_DIR).join(name),
                 format!(
                     "component `{name}` has no HelmRelease: `set-version` moves a chart's version"
                 ),
@@ -152,12 +153,12 @@ pub fn locate(plan: &Plan, component: &Component) -> Result<Chart, CellgenError>
                     format!(
                         "{} ({})",
                         str_at(d, &["metadata", "name"]).unwrap_or("?"),
-                        f.utf8()
+                        f
                     )
                 })
                 .collect();
             return Err(invalid(
-                Path::new(COMPONENTS_DIR).join(name),
+                Utf8Path::new(COMPONENTS_DIR).join(name),
                 format!(
                     "component `{name}` has {} HelmReleases ({}); `set-version` moves one chart, and cannot tell which",
                     many.len(),
@@ -278,7 +279,7 @@ pub struct CellVersion {
     pub own: bool,
 }
 
-fn layer_file(cell: &str, chart: &Chart) -> PathBuf {
+fn layer_file(cell: &str, chart: &Chart) -> Utf8PathBuf {
     cell_flux_dir(cell).join(format!("{}.yaml", chart.layer))
 }
 

@@ -26,9 +26,9 @@ pub struct DepthError {
 }
 
 /// [`check_yaml`] for the file at `path` (as shown in messages): `path:line: ...`.
-pub fn check_file(text: &str, path: &std::path::Path) -> Result<(), crate::error::CellgenError> {
+pub fn check_file(text: &str, path: &camino::Utf8Path) -> Result<(), crate::error::CellgenError> {
     check_yaml(text).map_err(|source| crate::error::CellgenError::NestedTooDeep {
-        path: crate::paths::utf8(path),
+        path: path.to_path_buf(),
         source,
     })
 }

@@ -17,6 +17,11 @@ fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
+/// A temporary directory's path as the builder takes it (UTF-8, as temporary directories are).
+fn utf8(path: &Path) -> &camino::Utf8Path {
+    camino::Utf8Path::from_path(path).expect("a UTF-8 temporary directory")
+}
+
 fn have_kubectl() -> bool {
     Command::new("kubectl")
         .arg("version")
@@ -36,7 +41,7 @@ vars:
   fieldref: {fieldpath: data.a}
 ";
 
-fn unsupported(err: BuildError) -> (PathBuf, String) {
+fn unsupported(err: BuildError) -> (camino::Utf8PathBuf, String) {
     match err {
         BuildError::Unsupported { file, field } => (file, field),
         other => panic!("expected Unsupported, got {other:?}"),
@@ -56,7 +61,7 @@ fn unsupported_top_level_fields_name_file_and_field() {
     ] {
         let text = format!("resources: [cm.yaml]\n{field}: []\n");
         let r = repo(&[("app/kustomization.yaml", &text), ("app/cm.yaml", CM)]);
-        let err = build(r.path(), "app", &[], Mode::Native).unwrap_err();
+        let err = build(utf8(r.path()), "app", &[], Mode::Native).unwrap_err();
         let msg = err.to_string();
         let (file, got) = unsupported(err);
         assert_eq!(file, Path::new("app/kustomization.yaml"));
@@ -90,7 +95,7 @@ fn unsupported_nested_fields() {
     ];
     for (text, field) in cases {
         let r = repo(&[("kustomization.yaml", text)]);
-        let (file, got) = unsupported(build(r.path(), ".", &[], Mode::Native).unwrap_err());
+        let (file, got) = unsupported(build(utf8(r.path()), ".", &[], Mode::Native).unwrap_err());
         assert_eq!(file, Path::new("kustomization.yaml"));
         assert_eq!(got, field);
     }
@@ -107,7 +112,7 @@ fn unsupported_in_a_component_names_the_component_file() {
         ),
     ]);
     let (file, field) =
-        unsupported(build(r.path(), "app", &["../comp".into()], Mode::Native).unwrap_err());
+        unsupported(build(utf8(r.path()), "app", &["../comp".into()], Mode::Native).unwrap_err());
     assert_eq!(file, Path::new("comp/kustomization.yaml"));
     assert_eq!(field, "vars");
 }
@@ -119,7 +124,7 @@ fn auto_mode_falls_back_to_external_kustomize() {
         return;
     }
     let r = repo(&[("app/kustomization.yaml", VARS), ("app/cm.yaml", CM)]);
-    let out = build(r.path(), "app", &[], Mode::Auto).unwrap();
+    let out = build(utf8(r.path()), "app", &[], Mode::Auto).unwrap();
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].object["data"]["a"], Value::String("b".into()));
     assert_eq!(out[0].origin, Path::new("app/kustomization.yaml"));
@@ -128,7 +133,7 @@ fn auto_mode_falls_back_to_external_kustomize() {
         ("app/kustomization.yaml", "resources: [cm.yaml]\n"),
         ("app/cm.yaml", CM),
     ]);
-    let out = build(plain.path(), "app", &[], Mode::Auto).unwrap();
+    let out = build(utf8(plain.path()), "app", &[], Mode::Auto).unwrap();
     assert_eq!(out[0].origin, Path::new("app/cm.yaml"));
 }
 
@@ -150,7 +155,7 @@ fn auto_fallback_appends_components_like_flux() {
         .into_iter()
         .map(|e| e.unwrap().into_path())
         .collect();
-    let out = build(r.path(), "app", &["../comp".into()], Mode::Auto).unwrap();
+    let out = build(utf8(r.path()), "app", &["../comp".into()], Mode::Auto).unwrap();
     assert_eq!(out[0].object["metadata"]["name"], "c-cm");
     let after: Vec<_> = walkdir::WalkDir::new(r.path())
         .into_iter()
@@ -169,7 +174,7 @@ fn external_errors_carry_the_tool_output() {
         return;
     }
     let r = repo(&[("app/kustomization.yaml", "resources: [missing.yaml]\n")]);
-    match build(r.path(), "app", &[], Mode::External).unwrap_err() {
+    match build(utf8(r.path()), "app", &[], Mode::External).unwrap_err() {
         BuildError::External { command, stderr } => {
             assert!(command.contains("kustomize"), "{command}");
             assert!(stderr.contains("missing.yaml"), "{stderr}");
@@ -185,11 +190,11 @@ fn missing_and_wrong_components() {
         ("app/cm.yaml", CM),
         ("notcomp/kustomization.yaml", "resources: []\n"),
     ]);
-    match build(r.path(), "app", &["../nope".into()], Mode::Native).unwrap_err() {
+    match build(utf8(r.path()), "app", &["../nope".into()], Mode::Native).unwrap_err() {
         BuildError::MissingComponent { path } => assert_eq!(path, Path::new("nope")),
         other => panic!("{other:?}"),
     }
-    let err = build(r.path(), "app", &["../notcomp".into()], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), "app", &["../notcomp".into()], Mode::Native).unwrap_err();
     assert!(err.to_string().contains("notcomp"), "{err}");
     match err {
         BuildError::NotAComponent { path, kind } => {
@@ -209,7 +214,7 @@ fn yaml_errors_name_file_and_line() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n",
         ),
     ]);
-    let err = build(r.path(), ".", &[], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), ".", &[], Mode::Native).unwrap_err();
     let msg = err.to_string();
     match err {
         BuildError::Yaml { file, line, .. } => {
@@ -228,7 +233,7 @@ fn duplicate_ids_are_rejected() {
         ("a.yaml", CM),
         ("b.yaml", CM),
     ]);
-    let err = build(r.path(), ".", &[], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), ".", &[], Mode::Native).unwrap_err();
     assert!(matches!(err, BuildError::DuplicateId { .. }), "{err:?}");
     assert!(err.to_string().contains("already registered id"), "{err}");
 }
@@ -239,7 +244,7 @@ fn flux_generation_rejects_non_kubernetes_yaml() {
         ("apps/cm.yaml", CM),
         ("apps/rules.yaml", "creation_rules: []\n"),
     ]);
-    match build(r.path(), "apps", &[], Mode::Native).unwrap_err() {
+    match build(utf8(r.path()), "apps", &[], Mode::Native).unwrap_err() {
         BuildError::NotKubernetes { file, .. } => assert_eq!(file, Path::new("apps/rules.yaml")),
         other => panic!("{other:?}"),
     }
@@ -257,33 +262,33 @@ fn flux_generation_skips_what_the_artifact_leaves_out() {
             &CM.replace("name: cm", "name: other"),
         ),
     ]);
-    let out = build(r.path(), "apps", &[], Mode::Native).unwrap();
+    let out = build(utf8(r.path()), "apps", &[], Mode::Native).unwrap();
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].origin, Path::new("apps/cm.yaml"));
     if have_kubectl() {
         // The external fallback builds the same kustomization, on a copy without them.
-        let ext = build(r.path(), "apps", &[], Mode::External).unwrap();
+        let ext = build(utf8(r.path()), "apps", &[], Mode::External).unwrap();
         assert_eq!(ext.len(), 1, "{ext:?}");
         assert_eq!(ext[0].object, out[0].object);
     }
     // A `.sourceignore` pattern replaces the defaults: now `cloudbuild.yaml` is read, and a
     // file the pattern leaves out is an error naming the rule when a kustomization lists it.
     std::fs::write(r.path().join(".sourceignore"), "# CI\n/apps/sub/\n").unwrap();
-    match build(r.path(), "apps", &[], Mode::Native).unwrap_err() {
+    match build(utf8(r.path()), "apps", &[], Mode::Native).unwrap_err() {
         BuildError::NotKubernetes { file, .. } => assert_eq!(file, Path::new("apps/.sops.yaml")),
         other => panic!("{other:?}"),
     }
     std::fs::remove_file(r.path().join("apps/.sops.yaml")).unwrap();
-    let out = build(r.path(), "apps", &[], Mode::Native).unwrap();
+    let out = build(utf8(r.path()), "apps", &[], Mode::Native).unwrap();
     assert_eq!(out.len(), 1, "{out:?}");
     std::fs::write(
         r.path().join("apps/kustomization.yaml"),
         "resources: [cm.yaml, sub/cloudbuild.yaml]\n",
     )
     .unwrap();
-    let err = build(r.path(), "apps", &[], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), "apps", &[], Mode::Native).unwrap_err();
     assert!(matches!(err, BuildError::Ignored { .. }), "{err:?}");
-    let external = build(r.path(), "apps", &[], Mode::External).unwrap_err();
+    let external = build(utf8(r.path()), "apps", &[], Mode::External).unwrap_err();
     assert!(
         matches!(external, BuildError::Ignored { .. }),
         "{external:?}"
@@ -309,7 +314,7 @@ fn role_resource_names_follow_renamed_config_maps() {
         ("cm.yaml", CM),
         ("role.yaml", role),
     ]);
-    let out = build(r.path(), ".", &[], Mode::Native).unwrap();
+    let out = build(utf8(r.path()), ".", &[], Mode::Native).unwrap();
     let role = out.iter().find(|r| r.object["kind"] == "Role").unwrap();
     assert_eq!(role.object["rules"][0]["resourceNames"][0], "p-cm");
 }
@@ -323,7 +328,7 @@ fn env_file_lines_without_a_value_are_empty_values() {
         ),
         ("a.env", "A=1\nFROM_ENV\n"),
     ]);
-    let out = build(r.path(), ".", &[], Mode::Native).unwrap();
+    let out = build(utf8(r.path()), ".", &[], Mode::Native).unwrap();
     assert_eq!(
         out[0].object["data"],
         serde_json::json!({"A": "1", "FROM_ENV": ""})
@@ -333,7 +338,7 @@ fn env_file_lines_without_a_value_are_empty_values() {
 #[test]
 fn paths_may_not_leave_the_repository() {
     let r = repo(&[("kustomization.yaml", "resources: [../../etc/passwd]\n")]);
-    let err = build(r.path(), ".", &[], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), ".", &[], Mode::Native).unwrap_err();
     assert!(matches!(err, BuildError::OutsideRoot { .. }), "{err:?}");
     assert!(
         err.to_string().contains("leaves the repository root"),
@@ -344,7 +349,7 @@ fn paths_may_not_leave_the_repository() {
 #[test]
 fn missing_resources_and_patch_targets_name_the_file() {
     let r = repo(&[("k/kustomization.yaml", "resources: [nope.yaml]\n")]);
-    let err = build(r.path(), "k", &[], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), "k", &[], Mode::Native).unwrap_err();
     assert!(
         err.to_string().contains("k/kustomization.yaml") && err.to_string().contains("nope.yaml"),
         "{err}"
@@ -360,7 +365,7 @@ fn missing_resources_and_patch_targets_name_the_file() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\ndata: {x: y}\n",
         ),
     ]);
-    let err = build(r.path(), ".", &[], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), ".", &[], Mode::Native).unwrap_err();
     match &err {
         BuildError::Patch { file, .. } => assert_eq!(file, Path::new("p.yaml")),
         other => panic!("{other:?}"),
@@ -384,7 +389,7 @@ fn origins_and_patch_provenance() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {x: y}\n",
         ),
     ]);
-    let out = build(r.path(), "overlay", &[], Mode::Native).unwrap();
+    let out = build(utf8(r.path()), "overlay", &[], Mode::Native).unwrap();
     let by_name = |n: &str| {
         out.iter()
             .find(|r| {
@@ -411,7 +416,7 @@ fn origins_and_patch_provenance() {
 fn a_flux_kustomization_named_kustomization_yaml_is_explained() {
     let flux = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: x}\nspec: {path: ./x}\n";
     let r = repo(&[("k/kustomization.yaml", flux)]);
-    let err = build(r.path(), "k", &[], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), "k", &[], Mode::Native).unwrap_err();
     assert!(matches!(err, BuildError::Invalid { .. }), "{err:?}");
     assert!(
         err.to_string().contains("k/kustomization.yaml")
@@ -423,7 +428,7 @@ fn a_flux_kustomization_named_kustomization_yaml_is_explained() {
 #[test]
 fn missing_path_is_reported() {
     let r = repo(&[("other/cm.yaml", CM)]);
-    let err = build(r.path(), "nope", &[], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), "nope", &[], Mode::Native).unwrap_err();
     assert!(
         err.to_string().contains("nope") && err.to_string().contains("not found"),
         "{err}"
@@ -440,7 +445,7 @@ fn configurations_other_than_name_references_are_unsupported() {
         ("cm.yaml", CM),
         ("conf.yaml", "namePrefix:\n- path: metadata/name\n"),
     ]);
-    let (file, field) = unsupported(build(r.path(), ".", &[], Mode::Native).unwrap_err());
+    let (file, field) = unsupported(build(utf8(r.path()), ".", &[], Mode::Native).unwrap_err());
     assert_eq!(file, Path::new("conf.yaml"));
     assert_eq!(field, "namePrefix");
 }
@@ -451,6 +456,6 @@ fn reference_cycles_are_errors() {
         ("a/kustomization.yaml", "resources: [../b]\n"),
         ("b/kustomization.yaml", "resources: [../a]\n"),
     ]);
-    let err = build(r.path(), "a", &[], Mode::Native).unwrap_err();
+    let err = build(utf8(r.path()), "a", &[], Mode::Native).unwrap_err();
     assert!(err.to_string().contains("cycle"), "{err}");
 }

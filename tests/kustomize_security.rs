@@ -36,8 +36,8 @@ fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-fn root(t: &tempfile::TempDir) -> std::path::PathBuf {
-    t.path().join("repo")
+fn root(t: &tempfile::TempDir) -> camino::Utf8PathBuf {
+    camino::Utf8PathBuf::from_path_buf(t.path().join("repo")).expect("a UTF-8 temporary directory")
 }
 
 #[cfg(unix)]
@@ -104,14 +104,9 @@ fn generator_files_and_envs_outside_the_root_are_refused() {
 fn absolute_paths_are_refused_even_inside_the_root() {
     let t = repo(&[("app/cm.yaml", CM)]);
     let inside = root(&t).join("app/cm.yaml");
-    let k = format!("resources: [{}]\n", inside.display());
+    let k = format!("resources: [{}]\n", inside);
     std::fs::write(root(&t).join("app/kustomization.yaml"), &k).unwrap();
-    let err = refused(
-        &t,
-        "app",
-        "app/kustomization.yaml",
-        &inside.display().to_string(),
-    );
+    let err = refused(&t, "app", "app/kustomization.yaml", inside.as_str());
     assert!(err.to_string().contains("absolute"), "{err}");
     let t = repo(&[(
         "app/kustomization.yaml",

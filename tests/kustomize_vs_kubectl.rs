@@ -77,7 +77,7 @@ fn sorted_json(objs: &[Value]) -> Vec<String> {
 
 struct Case {
     name: String,
-    root: PathBuf,
+    root: camino::Utf8PathBuf,
     path: String,
     components: Vec<String>,
     oracle: Option<String>,
@@ -113,7 +113,7 @@ fn cases() -> Vec<Case> {
             components: list("components"),
             oracle: spec.get("oracle").and_then(Value::as_str).map(String::from),
             also: list("also"),
-            root,
+            root: camino::Utf8PathBuf::from_path_buf(root).expect("fixture paths are UTF-8"),
         });
     }
     out
@@ -221,7 +221,7 @@ fn native_matches_kubectl_kustomize() {
         if let Some(oracle) = &case.oracle {
             match build(&case.root, &case.path, &case.components, Mode::Native) {
                 Ok(native) => {
-                    let explicit = kubectl(&case.root.join(oracle));
+                    let explicit = kubectl(case.root.join(oracle).as_std_path());
                     failures.extend(compare(
                         case,
                         "explicit oracle",

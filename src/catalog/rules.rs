@@ -4,7 +4,7 @@
 //! `edit::hcl::syntax` and `edit::yaml::scalar`). Nothing in a component.yaml can add a block,
 //! an attribute or a key of its own.
 
-use std::path::Path;
+use camino::Utf8Path;
 
 use super::ComponentSpec;
 use crate::config::{SCHEMA_KEY, is_dns_label, line_of};
@@ -16,12 +16,12 @@ pub const HCL_KEYWORDS: &[&str] = &[
     "true", "false", "null", "for", "in", "if", "endif", "endfor",
 ];
 
-fn invalid(path: &Path, text: &str, needle: &str, message: String) -> CellgenError {
+fn invalid(path: &Utf8Path, text: &str, needle: &str, message: String) -> CellgenError {
     let line = line_of(text, needle)
         .map(|l| format!("line {l}: "))
         .unwrap_or_default();
     CellgenError::InvalidFile {
-        path: crate::paths::utf8(path),
+        path: path.to_path_buf(),
         message: format!("{line}{message}"),
     }
 }
@@ -67,7 +67,7 @@ pub fn is_policy_arn(s: &str) -> bool {
 }
 
 /// Every check of a component.yaml; `text` is its source, for line numbers.
-pub fn validate(spec: &ComponentSpec, path: &Path, text: &str) -> Result<(), CellgenError> {
+pub fn validate(spec: &ComponentSpec, path: &Utf8Path, text: &str) -> Result<(), CellgenError> {
     if spec.layers.is_empty() {
         return Err(invalid(
             path,

@@ -1,8 +1,8 @@
 //! The key contract, per cell: what `cell-metadata.tf` writes against what `cellgen.yaml`
 //! promises, and the sample ConfigMap `check` renders with.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use super::findings::Finding;
 use super::secrets;
@@ -20,7 +20,7 @@ pub struct Sample {
     pub data: BTreeMap<String, String>,
 }
 
-pub fn metadata_path(cell: &str) -> PathBuf {
+pub fn metadata_path(cell: &str) -> Utf8PathBuf {
     cell_terraform_dir(cell).join(METADATA_FILE)
 }
 
@@ -66,7 +66,7 @@ pub fn expected_keys(
 
 /// Checks one cell's ConfigMap against the contract and returns the sample data to render with.
 pub fn check_cell(
-    root: &Path,
+    root: &Utf8Path,
     config: &Config,
     catalog: &Catalog,
     cell: &str,
@@ -74,7 +74,7 @@ pub fn check_cell(
     overrides: &BTreeMap<String, String>,
     findings: &mut Vec<Finding>,
 ) -> Sample {
-    let read = |rel: &Path| std::fs::read_to_string(root.join(rel)).ok();
+    let read = |rel: &Utf8Path| std::fs::read_to_string(root.join(rel)).ok();
     // Secret values, traced through every .tf file of the stack.
     let trace = || secrets::trace(root, &cell_terraform_dir(cell));
     check_cell_from(
@@ -86,7 +86,7 @@ pub fn check_cell(
 /// commit's tree), with `trace` giving the stack's secret-derived values.
 #[allow(clippy::too_many_arguments)]
 pub fn check_cell_from(
-    read: &dyn Fn(&Path) -> Option<String>,
+    read: &dyn Fn(&Utf8Path) -> Option<String>,
     trace: &dyn Fn() -> BTreeMap<String, secrets::Taint>,
     config: &Config,
     catalog: &Catalog,
@@ -141,7 +141,10 @@ pub fn check_cell_from(
                     report(Finding::error(
                         "uncontracted-key",
                         CONFIG_FILE,
-                        line_of(&read(Path::new(CONFIG_FILE)).unwrap_or_default(), "keys:"),
+                        line_of(
+                            &read(Utf8Path::new(CONFIG_FILE)).unwrap_or_default(),
+                            "keys:",
+                        ),
                         format!(
                             "component {name} needs key `{key}`, which cellgen.yaml's contract lacks: add it under keys (description, example) and bump schema"
                         ),

@@ -2,8 +2,8 @@
 //! cells and layers it breaks are listed on it, so a typo in a layer shared by 200 cells is one
 //! finding, not 200. The output formats are in `format.rs`.
 
+use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -57,6 +57,8 @@ pub const CODES: &[(&str, Severity)] = &[
     ("overlapping-vpc-cidr", Severity::Error),
     ("invalid-vpc-cidr", Severity::Error),
     ("conflict-marker", Severity::Error),
+    ("no-cells", Severity::Error),
+    ("not-utf8-name", Severity::Error),
     ("unseen-source", Severity::Warning),
     ("not-rendered", Severity::Warning),
     ("unused-key", Severity::Warning),
@@ -108,7 +110,7 @@ impl Serialize for Finding {
 impl Finding {
     pub fn error(
         code: &'static str,
-        file: impl Into<PathBuf>,
+        file: impl Into<Utf8PathBuf>,
         line: Option<usize>,
         message: impl Into<String>,
     ) -> Finding {
@@ -118,7 +120,7 @@ impl Finding {
     fn new(
         severity: Severity,
         code: &'static str,
-        file: impl Into<PathBuf>,
+        file: impl Into<Utf8PathBuf>,
         line: Option<usize>,
         message: impl Into<String>,
     ) -> Finding {
@@ -129,7 +131,7 @@ impl Finding {
         Finding {
             severity,
             code,
-            file: crate::paths::utf8(file.into()),
+            file: file.into(),
             line,
             message: message.into(),
             places: Vec::new(),
@@ -138,7 +140,7 @@ impl Finding {
 
     pub fn warning(
         code: &'static str,
-        file: impl Into<PathBuf>,
+        file: impl Into<Utf8PathBuf>,
         line: Option<usize>,
         message: impl Into<String>,
     ) -> Finding {

@@ -5,8 +5,8 @@
 mod graph;
 mod namespaces;
 
+use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -146,7 +146,7 @@ pub fn check_cell(
 type Namespaceless = BTreeMap<
     (
         Option<usize>,
-        PathBuf,
+        Utf8PathBuf,
         Option<usize>,
         String,
         &'static str,
@@ -165,7 +165,7 @@ struct Checker<'a> {
 impl Checker<'_> {
     /// The files an object's field may have been written in: its origin, the patches that
     /// changed it, and the Flux Kustomization (its `spec.patches`, `targetNamespace`, ...).
-    fn files(&self, a: &Applied) -> Vec<PathBuf> {
+    fn files(&self, a: &Applied) -> Vec<Utf8PathBuf> {
         let mut files = vec![a.resource.origin.clone()];
         files.extend(a.resource.patched_by.iter().cloned());
         if let Some(i) = a.layer {
@@ -174,7 +174,12 @@ impl Checker<'_> {
         files
     }
 
-    fn at(&mut self, a: &Applied, path: &[Step], value: Option<&str>) -> (PathBuf, Option<usize>) {
+    fn at(
+        &mut self,
+        a: &Applied,
+        path: &[Step],
+        value: Option<&str>,
+    ) -> (Utf8PathBuf, Option<usize>) {
         let files = self.files(a);
         self.sources
             .locate_field(&files, a.kind(), a.name(), path, value)

@@ -2,9 +2,8 @@
 //! where it substitutes from), its build, and every object's substitution, each at the source
 //! line a person has to edit.
 
-use crate::paths::PathExt as _;
+use camino::Utf8Path;
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use super::locate::SourceFiles;
 use super::schema::Step;
@@ -26,7 +25,7 @@ pub fn steps(keys: &[&str]) -> Vec<Step> {
 
 /// What the layer checks share across layers and cells.
 pub struct Context<'a> {
-    pub root: &'a Path,
+    pub root: &'a Utf8Path,
     pub cache: &'a BuildCache,
     pub sources: &'a mut SourceFiles,
     /// Keys some manifest asks for.
@@ -343,13 +342,10 @@ fn component_message(error: &BuildError) -> String {
     match error {
         BuildError::MissingComponent { path } => format!(
             "{} does not exist (paths are relative to the layer's spec.path; `ignoreMissingComponents: true` would skip it)",
-            path.utf8()
+            path
         ),
         BuildError::NotAComponent { path, kind } => {
-            format!(
-                "{} is not a Kustomize Component (kind: {kind})",
-                path.utf8()
-            )
+            format!("{} is not a Kustomize Component (kind: {kind})", path)
         }
         other => other.to_string(),
     }

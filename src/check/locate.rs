@@ -4,27 +4,27 @@
 //! written; where the path cannot be followed (flow style, a field added by a patch), the deepest
 //! line found is used.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 use super::schema::Step;
 use crate::kustomize::Resource;
 
 /// Source texts, read once.
 pub struct SourceFiles {
-    root: PathBuf,
-    texts: HashMap<PathBuf, String>,
+    root: Utf8PathBuf,
+    texts: HashMap<Utf8PathBuf, String>,
 }
 
 impl SourceFiles {
-    pub fn new(root: &Path) -> SourceFiles {
+    pub fn new(root: &Utf8Path) -> SourceFiles {
         SourceFiles {
             root: root.to_path_buf(),
             texts: HashMap::new(),
         }
     }
 
-    pub fn text(&mut self, file: &Path) -> &str {
+    pub fn text(&mut self, file: &Utf8Path) -> &str {
         let root = &self.root;
         self.texts
             .entry(file.to_path_buf())
@@ -33,7 +33,7 @@ impl SourceFiles {
 
     /// The file and line where `needle` (e.g. `${cluster_nam`) was written, for an object built
     /// from `resource`.
-    pub fn locate(&mut self, resource: &Resource, needle: &str) -> (PathBuf, Option<usize>) {
+    pub fn locate(&mut self, resource: &Resource, needle: &str) -> (Utf8PathBuf, Option<usize>) {
         for file in std::iter::once(&resource.origin).chain(&resource.patched_by) {
             if let Some(line) = source_line_of(self.text(file), needle) {
                 return (file.clone(), Some(line));
@@ -47,17 +47,17 @@ impl SourceFiles {
     /// file that wrote it (a patch) over the one the path was merely found in.
     pub fn locate_field(
         &mut self,
-        files: &[PathBuf],
+        files: &[Utf8PathBuf],
         kind: &str,
         name: &str,
         path: &[Step],
         value: Option<&str>,
-    ) -> (PathBuf, Option<usize>) {
+    ) -> (Utf8PathBuf, Option<usize>) {
         let Some(origin) = files.first() else {
-            return (PathBuf::new(), None);
+            return (Utf8PathBuf::new(), None);
         };
-        let mut partial: Option<(PathBuf, usize)> = None;
-        let mut complete: Option<(PathBuf, usize)> = None;
+        let mut partial: Option<(Utf8PathBuf, usize)> = None;
+        let mut complete: Option<(Utf8PathBuf, usize)> = None;
         for (i, file) in files.iter().enumerate() {
             let text = self.text(file).to_string();
             let Some((line, whole)) = field_line(&text, kind, name, path, i == 0) else {

@@ -2,7 +2,7 @@
 //! the same lines) left in the files `check` reads or cellgen generated: such a file never
 //! means what either side meant, even where it still parses (a YAML comment, an HCL heredoc).
 
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use super::Finding;
 use crate::config::{CONFIG_FILE, Config};
@@ -12,20 +12,20 @@ use crate::repo::{cell_flux_dir, cell_terraform_dir};
 
 /// Findings for cellgen.yaml, the repository's generated files and shared directories, and the
 /// `checked` cells' directories.
-pub fn check(root: &Path, config: &Config, checked: &[String], findings: &mut Vec<Finding>) {
-    let mut shared: Vec<PathBuf> = vec![PathBuf::from(CONFIG_FILE)];
-    let mut dirs: Vec<PathBuf> = vec![PathBuf::from(crate::catalog::COMPONENTS_DIR)];
+pub fn check(root: &Utf8Path, config: &Config, checked: &[String], findings: &mut Vec<Finding>) {
+    let mut shared: Vec<Utf8PathBuf> = vec![Utf8PathBuf::from(CONFIG_FILE)];
+    let mut dirs: Vec<Utf8PathBuf> = vec![Utf8PathBuf::from(crate::catalog::COMPONENTS_DIR)];
     dirs.extend(
         config
             .layers
             .iter()
-            .map(|l| PathBuf::from(l.path.trim_start_matches("./"))),
+            .map(|l| Utf8PathBuf::from(l.path.trim_start_matches("./"))),
     );
     for dir in &dirs {
-        walk(root, dir, &mut shared);
+        walk(root, dir, &mut shared, findings);
     }
     if let Ok(Some(record)) = crate::state::load_repository(&crate::plan::Plan::new(root)) {
-        shared.extend(record.files.keys().map(PathBuf::from));
+        shared.extend(record.files.keys().map(Utf8PathBuf::from));
     }
     shared.sort();
     shared.dedup();
@@ -34,29 +34,29 @@ pub fn check(root: &Path, config: &Config, checked: &[String], findings: &mut Ve
     }
     for cell in checked {
         let mut files = Vec::new();
-        walk(root, &cell_flux_dir(cell), &mut files);
-        walk(root, &cell_terraform_dir(cell), &mut files);
+        walk(root, &cell_flux_dir(cell), &mut files, findings);
+        walk(root, &cell_terraform_dir(cell), &mut files, findings);
         for file in &files {
             scan(root, file, Some(cell), findings);
         }
     }
 }
 
-/// Every file under `dir` (relative to `root`), skipping hidden entries (`.terraform/`).
-fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if name.to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let rel = dir.join(&name);
-        match entry.file_type() {
-            Ok(kind) if kind.is_dir() => walk(root, &rel, out),
-            Ok(kind) if kind.is_file() => out.push(rel),
-            _ => {}
+/// Every file under `dir` (relative to `root`), skipping hidden entries (`.terraform/`). A name
+/// that is not UTF-8 is a finding: no part of `check` could read that file by name.
+fn walk(root: &Utf8Path, dir: &Utf8Path, out: &mut Vec<Utf8PathBuf>, findings: &mut Vec<Finding>) {
+    match crate::repo::files_under(root, dir, true, &|name, _| name.starts_with('.')) {
+        Ok(files) => out.extend(files),
+        Err(e) => {
+            // Unreadable otherwise: the checks that read these files report it.
+            if let crate::error::CellgenError::NotUtf8Name { dir, .. } = &e {
+                findings.push(Finding::error(
+                    "not-utf8-name",
+                    dir.clone(),
+                    None,
+                    e.to_string(),
+                ));
+            }
         }
     }
 }
@@ -74,7 +74,7 @@ fn may_hold_marker(text: &str) -> bool {
     })
 }
 
-fn scan(root: &Path, file: &Path, cell: Option<&str>, findings: &mut Vec<Finding>) {
+fn scan(root: &Utf8Path, file: &Utf8Path, cell: Option<&str>, findings: &mut Vec<Finding>) {
     let Ok(text) = std::fs::read_to_string(root.join(file)) else {
         return;
     };

@@ -71,6 +71,20 @@ pub fn run_observed(
         cells: cells.clone(),
         findings: Vec::new(),
     };
+    // Nothing checked is not a pass: a repository without cells (or a `cells/` that moved) would
+    // otherwise look green. An error finding, so every format reports it.
+    if all.is_empty() {
+        report.findings.push(Finding::error(
+            "no-cells",
+            crate::repo::CELLS_DIR,
+            None,
+            format!(
+                "no cell was found under {}/, so nothing was checked; add one with `cellgen new NAME`",
+                crate::repo::CELLS_DIR
+            ),
+        ));
+        return Ok(report);
+    }
     let cache = BuildCache::new(&repo.root, options.mode);
     let mut used: BTreeSet<String> = BTreeSet::new();
     // Whether every layer of every cell was rendered; otherwise a key may look unused only

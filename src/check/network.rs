@@ -1,15 +1,18 @@
 //! Cells are routed to each other, so no two cells' VPC blocks may overlap. Each cell records its
 //! block as `vpc_cidr` in `terraform/cells/<cell>/terraform.tfvars` (see `cidr`).
 
-use crate::paths::PathExt as _;
 use std::collections::HashSet;
-use std::path::Path;
 
 use super::Finding;
 use crate::cidr::{self, CellCidr};
 
 /// Findings for the `checked` cells, compared with every cell of the repository (`all`).
-pub fn check(root: &Path, all: &[String], checked: &[String], findings: &mut Vec<Finding>) {
+pub fn check(
+    root: &camino::Utf8Path,
+    all: &[String],
+    checked: &[String],
+    findings: &mut Vec<Finding>,
+) {
     let recorded = cidr::recorded(root, all);
     let checked: HashSet<&str> = checked.iter().map(String::as_str).collect();
     for this in recorded
@@ -49,7 +52,7 @@ pub fn check(root: &Path, all: &[String], checked: &[String], findings: &mut Vec
 
 fn location(recorded: &CellCidr) -> String {
     match recorded.line {
-        Some(line) => format!("{}:{line}", recorded.file.utf8()),
-        None => recorded.file.utf8().to_string(),
+        Some(line) => format!("{}:{line}", recorded.file),
+        None => recorded.file.to_string(),
     }
 }

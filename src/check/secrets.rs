@@ -8,15 +8,15 @@ pub mod sensitive;
 mod stack;
 mod taint;
 
+use camino::Utf8Path;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 pub use stack::parse_recent;
 pub use taint::Taint;
 
 /// Every data key of the ConfigMap in the stack `stack` (repository-relative) whose value is
 /// built from a secret, with the chain that taints it.
-pub fn trace(root: &Path, stack: &Path) -> BTreeMap<String, Taint> {
+pub fn trace(root: &Utf8Path, stack: &Utf8Path) -> BTreeMap<String, Taint> {
     taint::trace(root, stack)
 }
 

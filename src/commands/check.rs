@@ -1,4 +1,3 @@
-use crate::paths::PathExt as _;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -12,7 +11,7 @@ use crate::repo::Repo;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let overrides = match &args.render.values {
         Some(path) => super::read_values(path)?,
         None => Default::default(),
@@ -45,9 +44,15 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
 /// In GitHub Actions (`$GITHUB_STEP_SUMMARY` set, whatever the format), appends a Markdown
 /// summary to the step's summary file, within what GitHub accepts per step.
 fn write_step_summary(report: &check::Report) -> Result<()> {
+    // An environment variable is where this path enters: not UTF-8 is an error naming it.
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return Ok(());
     };
+    let path = crate::paths::from_user(
+        std::path::Path::new(&path),
+        "$GITHUB_STEP_SUMMARY",
+        "Set GITHUB_STEP_SUMMARY to a file whose path is UTF-8",
+    )?;
     let used = std::fs::metadata(&path).map_or(0, |m| m.len() as usize);
     let budget = check::STEP_SUMMARY_LIMIT.saturating_sub(used);
     let markdown = report.to_markdown(budget);
@@ -63,7 +68,7 @@ fn write_step_summary(report: &check::Report) -> Result<()> {
         .with_context(|| {
             format!(
                 "cannot write the job summary to $GITHUB_STEP_SUMMARY ({})",
-                std::path::Path::new(&path).utf8()
+                path
             )
         })
 }

@@ -11,7 +11,7 @@ use crate::state;
 use crate::templates::Templates;
 
 pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
@@ -49,7 +49,7 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
 }
 
 pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
@@ -76,7 +76,7 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
                     "\n{} owns cloud resources only it removes. In a running cell, in this order:",
                     component.name
                 );
-                super::remove_cell::print_steps(&steps, &|line| println!("{line}"));
+                super::remove_cell::print_steps(&steps, &mut |line| println!("{line}"));
             }
             None => println!(
                 "\nNext: commit and open a pull request. Once merged, Flux prunes what {} applied; then `terraform -chdir=terraform/cells/{} apply` removes its identity and keys (in that order: a key removed first stops the layers that still read it).",

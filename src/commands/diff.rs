@@ -1,6 +1,5 @@
 //! `cellgen diff`: resolves the base commit, renders both sides, prints the comparison.
 
-use crate::paths::PathExt as _;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -14,7 +13,7 @@ use crate::repo::Repo;
 use crate::snapshot::Snapshot;
 
 pub fn run(session: &mut Session, args: DiffArgs) -> Result<ExitCode> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let (base_name, commit) = match &args.base {
         Some(rev) => (rev.clone(), resolve(&repo, rev)?),
         None => default_base(&repo)?,
@@ -72,7 +71,7 @@ fn resolve(repo: &Repo, rev: &str) -> Result<String, CellgenError> {
     .map_err(|_| {
         bad_base(format!(
             "`{rev}` is not a commit of the Git repository at {} (give a branch, tag or commit)",
-            repo.root.utf8()
+            repo.root
         ))
     })
 }
@@ -94,6 +93,6 @@ fn default_base(repo: &Repo) -> Result<(String, String), CellgenError> {
     }
     Err(bad_base(format!(
         "neither origin/{branch} nor {branch} (git.branch in cellgen.yaml) is a branch of the Git repository at {}: give --base REF",
-        repo.root.utf8()
+        repo.root
     )))
 }

@@ -10,7 +10,7 @@ use crate::repo::Repo;
 use crate::snapshot::Snapshot;
 
 pub fn run(session: &mut Session, args: ExplainArgs) -> Result<()> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     // `${key}`, `$key` and `key` all name the key.
     let key = args
         .key

@@ -9,7 +9,7 @@ use crate::repo::Repo;
 use crate::snapshot::Snapshot;
 
 pub fn run(session: &mut Session, args: GraphArgs) -> Result<()> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let cells = match &args.cell {
         Some(name) => vec![super::resolve_cell(session, &repo, Some(name))?.name],
         None => Vec::new(),

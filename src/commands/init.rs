@@ -1,5 +1,4 @@
-use crate::paths::PathExt as _;
-use std::path::Path;
+use camino::Utf8Path;
 use std::process::Command;
 
 use anyhow::Result;
@@ -14,10 +13,10 @@ use crate::scaffold::{self, RepoSettings};
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
-    if let Some(root) = Repo::find_root(session.start.as_std_path()) {
+    if let Some(root) = Repo::find_root(&session.start) {
         return adopt_schemas(&root, args.dry_run);
     }
-    let mut plan = Plan::new(session.start.as_std_path());
+    let mut plan = Plan::new(&session.start);
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
     // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
     // not report an upgrade that only writes it).
@@ -80,15 +79,17 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         .into_iter()
         .map(|n| n.trim_start_matches("repo/").to_string())
         .collect();
-    let users_dir = |rel: &Path| -> bool {
+    let users_dir = |rel: &Utf8Path| -> bool {
         let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
             return true;
         };
         entries.filter_map(Result::ok).any(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let ours = rel.join(&name).to_string_lossy().into_owned();
+            // A name that is not UTF-8 is none of the scaffold's: the directory is the user's.
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                return true;
+            };
             ["kustomization.yaml", "kustomization.yml", "Kustomization"].contains(&name.as_str())
-                || !scaffold_files.contains(&ours)
+                || !scaffold_files.contains(&rel.join(&name).into_string())
         })
     };
     let adopted = scaffold::adopt(
@@ -113,7 +114,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
 /// What the scaffold found already there and left alone.
 pub struct Kept {
     /// Files, and directories taken whole (a shared layer the repository had).
-    pub kept: Vec<std::path::PathBuf>,
+    pub kept: Vec<camino::Utf8PathBuf>,
     /// Scaffold files not created because their directory was kept.
     pub skipped: Vec<scaffold::Skipped>,
 }
@@ -126,7 +127,7 @@ pub const ALREADY_THERE: &str =
 /// Scaffold paths that were there already, for the command's report: cellgen did not create
 /// them, so it does not replace them (nor add files to a directory that was there); and what it
 /// did not create for that.
-pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
+pub fn scaffold_kept(kept: &Kept, root: &Utf8Path) -> Vec<super::Kept> {
     let mut out = Vec::new();
     for path in &kept.kept {
         let dir = root.join(path).is_dir();
@@ -138,7 +139,7 @@ pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
         out.push(super::Kept {
             word: "kept",
             path: path.clone(),
-            shown: format!("{}{}", path.utf8(), if dir { "/" } else { "" }),
+            shown: format!("{}{}", path, if dir { "/" } else { "" }),
             why: why.to_string(),
             edited: why.to_string(),
         });
@@ -152,7 +153,7 @@ pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
                 skipped
                     .needed_by
                     .iter()
-                    .map(|p| p.utf8().to_string())
+                    .map(|p| p.to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
                 if skipped.needed_by.len() == 1 {
@@ -169,7 +170,7 @@ pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
         out.push(super::Kept {
             word: "skipped",
             path: skipped.path.clone(),
-            shown: skipped.path.utf8().to_string(),
+            shown: skipped.path.to_string(),
             why: why.clone(),
             edited: why,
         });
@@ -179,30 +180,30 @@ pub fn scaffold_kept(kept: &Kept, root: &Path) -> Vec<super::Kept> {
 
 /// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:
 /// the editor schemas in .cellgen/schemas and cellgen.yaml's line pointing at its schema.
-fn adopt_schemas(root: &Path, dry_run: bool) -> Result<()> {
+fn adopt_schemas(root: &Utf8Path, dry_run: bool) -> Result<()> {
     use crate::schema::{self, SchemaFile};
     let mut plan = Plan::new(root);
     schema::plan_all(&mut plan)?;
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-    if let Some(text) = schema::with_modeline(&text, SchemaFile::Config, Path::new(CONFIG_FILE)) {
+    if let Some(text) = schema::with_modeline(&text, SchemaFile::Config, Utf8Path::new(CONFIG_FILE))
+    {
         plan.write(CONFIG_FILE, text)?;
     }
     if plan.is_empty() {
         println!(
             "{} is already a cellgen repository ({}); nothing to do.",
-            root.utf8(),
-            CONFIG_FILE
+            root, CONFIG_FILE
         );
         return Ok(());
     }
     println!(
         "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
-        root.utf8()
+        root
     );
     super::finish(&plan, &[], dry_run)
 }
 
-fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Path) -> Result<String> {
+fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> Result<String> {
     if let Some(url) = &args.git_url {
         return normalise_git_url(url).map_err(|reason| {
             CellgenError::InvalidFlag {
@@ -348,7 +349,7 @@ fn resolve_public_endpoint_cidrs(session: &mut Session, args: &RepoArgs) -> Resu
 }
 
 /// The branch checked out in `dir`, also on a repository without commits yet.
-fn current_branch(dir: &Path) -> Option<String> {
+fn current_branch(dir: &Utf8Path) -> Option<String> {
     let output = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -362,7 +363,7 @@ fn current_branch(dir: &Path) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-fn origin_remote(dir: &Path) -> Option<String> {
+fn origin_remote(dir: &Utf8Path) -> Option<String> {
     let output = Command::new("git")
         .arg("-C")
         .arg(dir)

@@ -10,7 +10,7 @@ use crate::state;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;

@@ -12,7 +12,7 @@ use crate::templates::Templates;
 pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
     match args.what {
         ListTarget::Cells => {
-            let repo = Repo::discover(session.start.as_std_path())?;
+            let repo = Repo::discover(&session.start)?;
             let plan = Plan::new(&repo.root);
             let catalog = Catalog::load(&Templates::new(), &plan)?;
             let rows = inventory::cells(&plan, &repo.config, &catalog, &repo.cells()?)?;
@@ -89,7 +89,7 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
             // The catalog is embedded: outside a repository it is listed alone; inside one, with
             // the repository's own components.
             let templates = Templates::new();
-            let catalog = match Repo::find_root(session.start.as_std_path()) {
+            let catalog = match Repo::find_root(&session.start) {
                 Some(root) => Catalog::load(&templates, &Plan::new(root))?,
                 None => Catalog::embedded(&templates)?,
             };

@@ -31,7 +31,7 @@ pub fn run(session: &Session, args: ManArgs) -> Result<()> {
         "Pass --out-dir a directory whose path is UTF-8",
     )?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir}"))?;
-    let _lock = crate::lock::acquire(dir.as_std_path(), crate::lock::Access::Write, |_| {})?;
+    let _lock = crate::lock::acquire(&dir, crate::lock::Access::Write, |_| {})?;
     let mut plan = Plan::new(dir);
     for (name, page) in pages {
         plan.write(name, page)?;

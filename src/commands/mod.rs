@@ -1,7 +1,6 @@
 //! One module per verb: resolve input (flags, prompts, the repository), call the core, print.
 
-use crate::paths::PathExt as _;
-use std::path::PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -73,7 +72,7 @@ pub fn access(command: &Command) -> Option<Access> {
 /// repairs an apply a killed cellgen left half done (`crate::journal`), saying so on stderr. The
 /// lock is held until the returned value is dropped: `run` keeps it in the `Session` for the
 /// whole command. Any later command gets the same guarantees by declaring its access in `access`.
-pub fn lock_repository(start: &std::path::Path, access: Access) -> Result<RepoLock> {
+pub fn lock_repository(start: &Utf8Path, access: Access) -> Result<RepoLock> {
     let root = crate::repo::Repo::find_root(start).unwrap_or_else(|| start.to_path_buf());
     let mut lock = crate::lock::acquire(&root, access, waiting)?;
     if crate::journal::pending(lock.root()) {
@@ -113,43 +112,46 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     // Paths enter cellgen here (and in directory listings): UTF-8 from then on, or an error
     // naming the path, never a lossy path in a message or a record.
-    let relative = cli.directory.as_ref().is_none_or(|d| d.is_relative());
-    if relative && cwd.to_str().is_none() {
-        return Err(crate::error::CellgenError::NotUtf8Path {
-            what: "the current directory",
-            path: cwd.to_string_lossy().into_owned(),
-            fix: "Run cellgen from a directory whose path is UTF-8, or pass -C with one",
-        }
-        .into());
-    }
-    let start = match cli.directory {
-        Some(dir) if dir.to_str().is_none() => {
-            return Err(crate::error::CellgenError::InvalidFlag {
-                flag: "-C".into(),
-                reason: format!(
-                    "`{}` is not valid UTF-8 (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only, so that every message and record names a path exactly; pass a directory whose path is UTF-8",
-                    dir.to_string_lossy()
-                ),
+    let cwd_utf8 = || {
+        Utf8PathBuf::from_path_buf(cwd.clone()).map_err(|cwd| {
+            crate::error::CellgenError::NotUtf8Path {
+                what: "the current directory",
+                path: cwd.to_string_lossy().into_owned(),
+                fix: "Run cellgen from a directory whose path is UTF-8, or pass -C with one",
             }
-            .into());
-        }
+        })
+    };
+    let start = match cli.directory {
         Some(dir) => {
-            let dir = cwd.join(dir);
+            let Some(dir) = Utf8Path::from_path(&dir) else {
+                return Err(crate::error::CellgenError::InvalidFlag {
+                    flag: "-C".into(),
+                    reason: format!(
+                        "`{}` is not valid UTF-8 (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only, so that every message and record names a path exactly; pass a directory whose path is UTF-8",
+                        dir.to_string_lossy()
+                    ),
+                }
+                .into());
+            };
+            // An absolute -C does not need the current directory.
+            let dir = if dir.is_absolute() {
+                dir.to_path_buf()
+            } else {
+                cwd_utf8()?.join(dir)
+            };
             if !dir.is_dir() {
                 return Err(crate::error::CellgenError::InvalidFlag {
                     flag: "-C".into(),
-                    reason: format!("{} is not a directory", dir.utf8()),
+                    reason: format!("{dir} is not a directory"),
                 }
                 .into());
             }
             dir
         }
-        None => cwd,
+        None => cwd_utf8()?,
     };
-    // UTF-8: checked above.
-    let start = crate::paths::utf8(start);
     let lock = match access(&cli.command) {
-        Some(access) => Some(lock_repository(start.as_std_path(), access)?),
+        Some(access) => Some(lock_repository(&start, access)?),
         None => None,
     };
     let mut session = Session {
@@ -214,7 +216,7 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
 pub struct Kept {
     /// `kept`, or `skipped` for a file not created because of what was kept.
     pub word: &'static str,
-    pub path: PathBuf,
+    pub path: Utf8PathBuf,
     /// The path as shown (a directory with its `/`).
     pub shown: String,
     pub why: String,
@@ -222,13 +224,13 @@ pub struct Kept {
 }
 
 impl Kept {
-    pub fn all(paths: &[PathBuf], why: &str, edited: &str) -> Vec<Kept> {
+    pub fn all(paths: &[Utf8PathBuf], why: &str, edited: &str) -> Vec<Kept> {
         paths
             .iter()
             .map(|path| Kept {
                 word: "kept",
                 path: path.clone(),
-                shown: path.utf8().to_string(),
+                shown: path.to_string(),
                 why: why.to_string(),
                 edited: edited.to_string(),
             })
@@ -240,15 +242,30 @@ impl Kept {
 /// kept (and why), and a last line only when that list says nothing was written. A dry run's
 /// diff alone is on stdout (so it can be saved as a patch); its notes go to stderr.
 pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
+    finish_with_notes(plan, kept, dry_run, &[])
+}
+
+/// [`finish`], with `notes` (what the change means and what to do next) after the report and
+/// before the closing line, so a dry run still ends with "Dry run: nothing was written.". A dry
+/// run prints them on stderr: its stdout is the diff alone.
+pub fn finish_with_notes(
+    plan: &Plan,
+    kept: &[Kept],
+    dry_run: bool,
+    notes: &[String],
+) -> Result<()> {
     if dry_run {
         print!("{}", crate::color::diff(&plan.diff()));
         let changed: Vec<_> = plan.summary().into_iter().map(|(_, p)| p).collect();
         for k in kept {
-            if changed.iter().any(|p| p.as_std_path() == k.path) {
+            if changed.contains(&k.path.as_path()) {
                 eprintln!("  {:>7}  {} ({})", "edited", k.shown, k.edited);
             } else {
                 eprintln!("{}", kept_line(k));
             }
+        }
+        for note in notes {
+            eprintln!("{note}");
         }
         eprintln!("{}", closing(plan.is_empty(), kept.is_empty(), true));
         return Ok(());
@@ -268,6 +285,9 @@ pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
         .filter(|k| !summary.iter().any(|(_, p)| *p == k.path))
     {
         println!("{}", kept_line(k));
+    }
+    for note in notes {
+        println!("{note}");
     }
     if plan.is_empty() {
         println!("{}", closing(true, kept.is_empty(), false));
@@ -311,10 +331,7 @@ pub fn resolve_cell(
         return Ok(parse(name)?);
     }
     if let Ok(rel) = session.start.strip_prefix(&repo.root) {
-        let parts: Vec<_> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
+        let parts: Vec<_> = rel.components().map(|c| c.as_str().to_owned()).collect();
         let inside = match parts.as_slice() {
             [c, cell, ..] if c == crate::repo::CELLS_DIR => Some(cell.clone()),
             [t, c, cell, ..] if t == "terraform" && c == "cells" => Some(cell.clone()),
@@ -349,15 +366,15 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     use crate::error::CellgenError;
     // A path given on the command line enters here (`--values`, `--from`).
     let path = crate::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
-    let path = path.as_std_path();
+    let path = path.as_path();
     let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read {
-        path: crate::paths::utf8(path),
+        path: path.to_path_buf(),
         source,
     })?;
     crate::yaml_depth::check_file(&text, path)?;
     let value: yaml_serde::Value =
         yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
-            path: crate::paths::utf8(path),
+            path: path.to_path_buf(),
             // The parser's message already says where ("at line 2 column 1").
             message: format!("not valid YAML: {e}"),
         })?;
@@ -370,7 +387,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     };
     let yaml_serde::Value::Mapping(map) = map else {
         return Err(CellgenError::InvalidFile {
-            path: crate::paths::utf8(path),
+            path: path.to_path_buf(),
             message: "expected a ConfigMap or a `key: value` map".into(),
         }
         .into());
@@ -381,7 +398,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
             .as_str()
             .map(str::to_string)
             .ok_or_else(|| CellgenError::InvalidFile {
-                path: crate::paths::utf8(path),
+                path: path.to_path_buf(),
                 message: format!("key {k:?} is not a string"),
             })?;
         let value = match v {
@@ -390,7 +407,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
             yaml_serde::Value::Bool(b) => b.to_string(),
             other => {
                 return Err(CellgenError::InvalidFile {
-                    path: crate::paths::utf8(path),
+                    path: path.to_path_buf(),
                     message: format!(
                         "value of `{key}` is not a string, number or boolean: {other:?}"
                     ),

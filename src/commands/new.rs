@@ -1,5 +1,4 @@
-use crate::paths::PathExt as _;
-use std::path::Path;
+use camino::Utf8Path;
 
 use anyhow::Result;
 
@@ -19,7 +18,7 @@ use crate::state;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
-    let (mut plan, config, kept_scaffold) = match Repo::find_root(session.start.as_std_path()) {
+    let (mut plan, config, kept_scaffold) = match Repo::find_root(&session.start) {
         Some(root) => {
             let repo = Repo::open(&root)?;
             for (flag, given) in [
@@ -36,15 +35,14 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                 if given {
                     eprintln!(
                         "warning: {flag} is ignored: {} already exists; edit it to change repository settings",
-                        root.join(CONFIG_FILE).utf8()
+                        root.join(CONFIG_FILE)
                     );
                 }
             }
             if root != session.start && !args.dry_run {
                 eprintln!(
                     "Using the cellgen repository at {} (its cellgen.yaml is the nearest above {}).",
-                    root.utf8(),
-                    session.start
+                    root, session.start
                 );
             }
             (Plan::new(&root), repo.config, None)
@@ -52,10 +50,10 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         None => {
             // The scaffold's environments are the defaults: check the name before asking anything.
             CellName::parse(&args.name, &config::default_environments())?;
-            let mut plan = Plan::new(session.start.as_std_path());
+            let mut plan = Plan::new(&session.start);
             let kept = init::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-            let config = Config::parse(&text, std::path::Path::new(CONFIG_FILE))?;
+            let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
             (plan, config, Some(kept))
         }
     };
@@ -63,7 +61,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     if kept_scaffold.is_some() && !args.dry_run {
         eprintln!(
             "No cellgen.yaml in {} or above: creating the repository scaffold there first (what `cellgen init` does).",
-            plan.root().utf8()
+            plan.root()
         );
     }
     let cell = CellName::parse(&args.name, &config.environments)?;
@@ -75,7 +73,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     {
         return Err(CellgenError::CellExists {
             name: cell.name.clone(),
-            path: crate::paths::utf8(dir),
+            path: dir.to_path_buf(),
         }
         .into());
     }
@@ -178,7 +176,12 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
 /// The cell's VPC block: `--vpc-cidr`, else the block it already records (`--force` keeps it),
 /// else the lowest free block of the pool. It may not overlap another cell's: cells are routed
 /// to each other.
-fn resolve_vpc_cidr(args: &NewArgs, config: &Config, root: &Path, cell: &str) -> Result<String> {
+fn resolve_vpc_cidr(
+    args: &NewArgs,
+    config: &Config,
+    root: &Utf8Path,
+    cell: &str,
+) -> Result<String> {
     // A path that is no directory holds no cell (writing there fails later, naming it).
     let mut names = crate::repo::list_dirs(&root.join(crate::repo::CELLS_DIR)).unwrap_or_default();
     names.extend(
@@ -273,8 +276,8 @@ fn resolve_vpc_cidr(args: &NewArgs, config: &Config, root: &Path, cell: &str) ->
 
 fn location(recorded: &CellCidr) -> String {
     match recorded.line {
-        Some(line) => format!("{}:{line}", recorded.file.utf8()),
-        None => recorded.file.utf8().to_string(),
+        Some(line) => format!("{}:{line}", recorded.file),
+        None => recorded.file.to_string(),
     }
 }
 
@@ -283,10 +286,7 @@ fn location(recorded: &CellCidr) -> String {
 fn git_add_paths(plan: &Plan) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
     for (_, path) in plan.summary() {
-        let parts: Vec<String> = path
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
+        let parts: Vec<String> = path.components().map(|c| c.as_str().to_owned()).collect();
         let entry = match parts.as_slice() {
             [top, _, ..]
                 if matches!(

@@ -10,7 +10,7 @@ use crate::teardown::{self, Stack, Step};
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let cell = CellName::parse(&args.cell, &repo.config.environments)?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
@@ -23,21 +23,16 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
         args.terraform_destroyed,
     )?;
     if let Some(why) = &removal.nothing {
-        println!("Nothing to change: {why}");
+        // Only when the repository shows the cell was removed (see `teardown::remove_cell`):
+        // a re-run stays harmless.
+        println!("{why}");
         return Ok(());
     }
     // The repository's record forgets the shared files that left with the cell.
     crate::state::track_all_edits(&mut plan, &cell.name)?;
     crate::schema::refresh(&mut plan)?;
-    super::finish(&plan, &[], args.dry_run)?;
-    // On a dry run stdout is the diff alone; what to do goes to stderr.
-    let say = |line: String| {
-        if args.dry_run {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
-    };
+    let mut notes: Vec<String> = Vec::new();
+    let mut say = |line: String| notes.push(line);
     if !removal.components.is_empty() {
         say(format!(
             "\nNo other cell runs {}: {} shared files {} with it.",
@@ -75,7 +70,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
             ));
             print_steps(
                 &teardown::cell_steps(&repo.config, &cell, &removal.layers),
-                &say,
+                &mut say,
             );
         }
         Stack::Removed { cache } => {
@@ -102,10 +97,10 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
             say("\nNext: commit and merge; nothing of the cell is left in the repository.".into())
         }
     }
-    Ok(())
+    super::finish_with_notes(&plan, &[], args.dry_run, &notes)
 }
 
-pub fn print_steps(steps: &[Step], say: &dyn Fn(String)) {
+pub fn print_steps(steps: &[Step], say: &mut dyn FnMut(String)) {
     for (i, step) in steps.iter().enumerate() {
         say(format!("  {}. {}:", i + 1, step.title));
         for command in &step.commands {

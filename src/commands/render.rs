@@ -1,4 +1,3 @@
-use crate::paths::PathExt as _;
 use anyhow::{Result, bail};
 
 use super::Session;
@@ -17,7 +16,7 @@ use crate::repo::Repo;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let cell = super::resolve_cell(session, &repo, Some(&args.cell))?;
     let overrides = match &args.render.values {
         Some(path) => super::read_values(path)?,
@@ -28,7 +27,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     let cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
     let loaded =
         load_cell(&repo.root, &cell.name, &cache).map_err(|e| CellgenError::InvalidFile {
-            path: crate::paths::utf8(&e.file),
+            path: e.file.clone(),
             message: e.message.clone(),
         })?;
     let components = loaded.components();
@@ -46,7 +45,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     if let Some(invalid) = rendered.invalid.first() {
         bail!(
             "{}: Flux Kustomization `{}` cannot be read: {}",
-            invalid.file.utf8(),
+            invalid.file,
             invalid.name,
             invalid.message
         );
@@ -86,7 +85,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
                     "layer {}: {} in an object from {}; `cellgen check {}` points at the line",
                     layer.layer.name,
                     e.flux_message(),
-                    resource.origin.utf8(),
+                    resource.origin.clone(),
                     cell.name
                 ),
             }
@@ -97,7 +96,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
             "# cellgen: cell {}, layer {} ({}, {} object{})\n",
             cell.name,
             layer.layer.name,
-            layer.layer.file.utf8(),
+            layer.layer.file,
             objects.len(),
             if objects.len() == 1 { "" } else { "s" }
         ));
@@ -124,8 +123,8 @@ fn refuse_what_flux_refuses(
             None,
         );
         match line {
-            Some(line) => format!("{}:{line}", file.utf8()),
-            None => file.utf8().to_string(),
+            Some(line) => format!("{}:{line}", file),
+            None => file.to_string(),
         }
     };
     if let Some(u) = layer.unsupported.first() {

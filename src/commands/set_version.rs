@@ -1,4 +1,3 @@
-use crate::paths::PathExt as _;
 use anyhow::Result;
 
 use super::Session;
@@ -14,7 +13,7 @@ use crate::templates::Templates;
 use crate::versions;
 
 pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
@@ -118,9 +117,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     match (&outcome.shared, outcome.own.as_slice()) {
         (_, []) => println!(
             "\nEvery cell running {} is on {}: the shared definition ({}) says it, and no cell overrides it.",
-            component.name,
-            args.version,
-            chart.file.utf8()
+            component.name, args.version, chart.file
         ),
         (_, own) => println!(
             "\nThe shared definition ({}) stays at {}; {} run{} a version of {} own (spec.patches of cells/<cell>/{}.yaml).",

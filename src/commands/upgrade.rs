@@ -1,4 +1,3 @@
-use crate::paths::PathExt as _;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -10,7 +9,7 @@ use crate::repo::Repo;
 use crate::upgrade::{self, Group, Outcome, Report};
 
 pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let mut plan = Plan::new(&repo.root);
     let report = upgrade::plan(&mut plan, &args.cells)?;
     // With nothing to write the report's own first line says so (not "Nothing to change." and
@@ -43,7 +42,7 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
         let list: Vec<String> = report
             .unresolved
             .iter()
-            .map(|(path, line)| format!("{}:{line}", path.utf8()))
+            .map(|(path, line)| format!("{}:{line}", path))
             .collect();
         eprintln!(
             "{} conflict markers are still in {}: resolve them (keep what you want, delete the marker lines); `cellgen check` fails until then.",
@@ -81,9 +80,7 @@ fn print_report(report: &Report, dry_run: bool, changed: bool) {
             .groups
             .iter()
             .flat_map(|g| &g.files)
-            .filter_map(|(path, outcome)| {
-                pick(outcome).map(|note| format!("  {}{note}", path.utf8()))
-            })
+            .filter_map(|(path, outcome)| pick(outcome).map(|note| format!("  {}{note}", path)))
             .collect();
         if !lines.is_empty() {
             println!("\n{title}");

@@ -10,7 +10,7 @@ use crate::repo::Repo;
 use crate::snapshot::{Snapshot, configmap};
 
 pub fn run(session: &mut Session, args: ValuesArgs) -> Result<()> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     let cell = super::resolve_cell(session, &repo, Some(&args.cell))?;
     let snapshot = Snapshot::working(&repo)?;
     // Building the cell's directory tells which components it runs (their keys are in the

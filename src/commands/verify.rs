@@ -15,7 +15,7 @@ use crate::repo::Repo;
 use crate::templates::Templates;
 
 pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
-    let repo = Repo::discover(session.start.as_std_path())?;
+    let repo = Repo::discover(&session.start)?;
     // A file given on the command line enters here: UTF-8, or an error naming it.
     let from = crate::paths::from_user(&args.from, "the file", "Pass a file whose path is UTF-8")?;
     let path = session.start.join(&from);
@@ -23,7 +23,7 @@ pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
         path: from.clone(),
         source,
     })?;
-    let real = crate::verify::read(&text, &args.from)?;
+    let real = crate::verify::read(&text, &from)?;
     let cell = match &args.cell {
         Some(name) => super::resolve_cell(session, &repo, Some(name))?.name,
         None => {

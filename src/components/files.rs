@@ -3,8 +3,7 @@
 //! is what cellgen would write); anything else is the user's, and the command stops naming it.
 //! And the repository settings a component's Terraform reads, checked before it is written.
 
-use crate::paths::PathExt as _;
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::catalog::{Component, Origin};
 use crate::cell::CellName;
@@ -18,19 +17,24 @@ use crate::templates::Templates;
 fn recorded_as_generated(
     plan: &Plan,
     cell: &str,
-    path: &Path,
+    path: &Utf8Path,
     text: &str,
 ) -> Result<bool, CellgenError> {
     let record = state::load(plan, cell)?.unwrap_or_default();
     Ok(record
         .files
-        .get(crate::paths::utf8(path).as_str())
+        .get(path.as_str())
         .is_some_and(|f| f.sha256 == sha256(text)))
 }
 
 /// Before writing a component's `.tf` into a cell: a file already there must be cellgen's and
 /// unchanged, or already what cellgen writes now.
-pub fn check_replace(plan: &Plan, cell: &str, path: &Path, new: &str) -> Result<(), CellgenError> {
+pub fn check_replace(
+    plan: &Plan,
+    cell: &str,
+    path: &Utf8Path,
+    new: &str,
+) -> Result<(), CellgenError> {
     let Some(existing) = plan.read(path)? else {
         return Ok(());
     };
@@ -38,10 +42,10 @@ pub fn check_replace(plan: &Plan, cell: &str, path: &Path, new: &str) -> Result<
         return Ok(());
     }
     Err(CellgenError::InvalidFile {
-        path: crate::paths::utf8(path),
+        path: path.to_path_buf(),
         message: format!(
             "exists, and is not a file cellgen generated and you left unchanged ({} does not list it as such), so cellgen will not replace it. Move it out of the stack (keep what you need in a file of another name) and run again",
-            state::record_path(cell).utf8()
+            state::record_path(cell)
         ),
     })
 }
@@ -53,7 +57,7 @@ pub fn check_delete(
     templates: &Templates,
     component: &Component,
     cell: &CellName,
-    path: &Path,
+    path: &Utf8Path,
 ) -> Result<(), CellgenError> {
     let Some(existing) = plan.read(path)? else {
         return Ok(());
@@ -64,7 +68,7 @@ pub fn check_delete(
         return Ok(());
     }
     Err(CellgenError::InvalidFile {
-        path: crate::paths::utf8(path),
+        path: path.to_path_buf(),
         message: format!(
             "you changed it since cellgen generated it (or wrote it yourself), so cellgen will not delete it with `{}`. Delete it yourself once nothing you added to it is needed, then run again",
             component.name
@@ -80,7 +84,7 @@ pub fn drop_shared(
     plan: &mut Plan,
     templates: &Templates,
     component: &Component,
-) -> Result<Vec<PathBuf>, CellgenError> {
+) -> Result<Vec<Utf8PathBuf>, CellgenError> {
     let mut deleted = Vec::new();
     if component.origin != Origin::Embedded {
         return Ok(deleted);
@@ -140,7 +144,7 @@ pub fn check_settings(
             _ => String::new(),
         };
         return Err(CellgenError::InvalidFile {
-            path: crate::paths::utf8(PathBuf::from(CONFIG_FILE)),
+            path: Utf8PathBuf::from(CONFIG_FILE),
             message: format!(
                 "component `{}` needs the setting `{setting}`, which its Terraform reads for cell {} (local.settings, from settings.tf), and cellgen.yaml lacks it: add it{example}",
                 component.name, cell.name

@@ -2,8 +2,7 @@
 //! (cellgen.yaml's contract, the cells' cell-metadata.tf, the manifests reading `${key}`), and
 //! the contract's number moves once (see the module doc of `crate::contract`).
 
-use crate::paths::PathExt as _;
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use super::{change_number, edit_contract, refs, renumber_cell, undoes_last_change};
 use crate::catalog::{COMPONENTS_DIR, Catalog, HCL_KEYWORDS, Origin, SPEC_FILE};
@@ -25,7 +24,7 @@ pub struct KeyOutcome {
     /// Cells whose cell-metadata.tf changed.
     pub cells: Vec<String>,
     /// Manifests whose `${key}` changed (rename).
-    pub manifests: Vec<PathBuf>,
+    pub manifests: Vec<Utf8PathBuf>,
     /// Things the user should know that did not stop the command.
     pub warnings: Vec<String>,
     /// Why nothing was to be done (e.g. the key is gone already), with a did-you-mean.
@@ -44,16 +43,16 @@ pub struct NewKey {
     pub environments: Vec<String>,
 }
 
-fn invalid(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> CellgenError {
+fn invalid(path: impl Into<Utf8PathBuf>, e: impl std::fmt::Display) -> CellgenError {
     CellgenError::InvalidFile {
-        path: crate::paths::utf8(path.into()),
+        path: path.into(),
         message: e.to_string(),
     }
 }
 
 fn edit(
     plan: &mut Plan,
-    path: &Path,
+    path: &Utf8Path,
     f: impl FnOnce(&str) -> Result<String, CellgenError>,
 ) -> Result<bool, CellgenError> {
     let Some(text) = plan.read(path)? else {
@@ -112,14 +111,16 @@ fn check_new_name(
         return Err(refuse(format!(
             "`{name}` is a key of component `{}` ({}), which brings it into the contract when a cell runs it",
             c.name,
-            spec_path(&c.name).utf8()
+            spec_path(&c.name)
         )));
     }
     Ok(())
 }
 
-fn spec_path(component: &str) -> PathBuf {
-    Path::new(COMPONENTS_DIR).join(component).join(SPEC_FILE)
+fn spec_path(component: &str) -> Utf8PathBuf {
+    Utf8Path::new(COMPONENTS_DIR)
+        .join(component)
+        .join(SPEC_FILE)
 }
 
 /// The repository's cells with their names parsed (environment known).
@@ -130,7 +131,7 @@ fn cells(plan: &Plan, config: &Config) -> Result<Vec<CellName>, CellgenError> {
         .collect()
 }
 
-fn metadata(cell: &str) -> PathBuf {
+fn metadata(cell: &str) -> Utf8PathBuf {
     cell_terraform_dir(cell).join(METADATA_FILE)
 }
 

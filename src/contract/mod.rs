@@ -15,7 +15,7 @@
 pub mod keys;
 pub mod refs;
 
-use std::path::PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::components::{METADATA_FILE, planned_config};
 use crate::config::{CONFIG_FILE, Config, FIRST_SCHEMA, SCHEMA_KEY};
@@ -39,7 +39,7 @@ pub fn cell_number<'a>(config: &Config, written: impl IntoIterator<Item = &'a st
 /// the command creates.
 pub fn start_number(plan: &Plan) -> Result<u32, CellgenError> {
     match plan.read_on_disk(CONFIG_FILE)? {
-        Some(text) => Ok(Config::parse(&text, std::path::Path::new(CONFIG_FILE))?.schema),
+        Some(text) => Ok(Config::parse(&text, Utf8Path::new(CONFIG_FILE))?.schema),
         None => Ok(FIRST_SCHEMA),
     }
 }
@@ -88,14 +88,14 @@ pub fn edit_contract(
     if config.schema != number {
         edited = yaml::set_schema(&edited, number).map_err(|e| invalid(CONFIG_FILE, e))?;
     }
-    Config::parse(&edited, std::path::Path::new(CONFIG_FILE))?;
+    Config::parse(&edited, Utf8Path::new(CONFIG_FILE))?;
     if edited != text {
         plan.write(CONFIG_FILE, edited)?;
     }
     Ok(())
 }
 
-pub fn metadata_path(cell: &str) -> PathBuf {
+pub fn metadata_path(cell: &str) -> Utf8PathBuf {
     cell_terraform_dir(cell).join(METADATA_FILE)
 }
 
@@ -120,9 +120,9 @@ pub fn renumber_cell(plan: &mut Plan, cell: &str) -> Result<(), CellgenError> {
     plan.write(path, edited)
 }
 
-fn invalid(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> CellgenError {
+fn invalid(path: impl Into<Utf8PathBuf>, e: impl std::fmt::Display) -> CellgenError {
     CellgenError::InvalidFile {
-        path: crate::paths::utf8(path.into()),
+        path: path.into(),
         message: e.to_string(),
     }
 }
@@ -144,7 +144,7 @@ mod tests {
                 text.push_str(&format!("    renamed_from: {old}\n"));
             }
         }
-        Config::parse(&text, std::path::Path::new("cellgen.yaml")).unwrap()
+        Config::parse(&text, Utf8Path::new("cellgen.yaml")).unwrap()
     }
 
     #[test]

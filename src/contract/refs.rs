@@ -3,8 +3,7 @@
 //! (a literal), `${key_longer}` (another variable) and text outside `${...}` never count, and
 //! every operator form does (`${key:-x}`, `${key:=x}`, `${#key}`, nested defaults).
 
-use crate::paths::PathExt as _;
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::catalog::COMPONENTS_DIR;
 use crate::config::Config;
@@ -16,7 +15,7 @@ use crate::repo::{CELLS_DIR, list_dirs};
 /// One `${key...}` in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Use {
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub line: usize,
     /// The whole expression, e.g. `${region:-eu-west-1}`.
     pub text: String,
@@ -24,7 +23,7 @@ pub struct Use {
 
 impl std::fmt::Display for Use {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{} ({})", self.file.utf8(), self.line, self.text)
+        write!(f, "{}:{} ({})", self.file, self.line, self.text)
     }
 }
 
@@ -32,16 +31,16 @@ impl std::fmt::Display for Use {
 /// any other `spec.path` a cell's Flux Kustomizations build), `components/`, and the cells'
 /// directories (a layer's `spec.patches` is built, then substituted). Flux's own manifests
 /// (`cells/<cell>/flux-system`) are not substituted and are left out. Sorted, each once.
-pub fn manifest_files(plan: &Plan, config: &Config) -> Result<Vec<PathBuf>, CellgenError> {
-    let mut dirs: Vec<PathBuf> = config
+pub fn manifest_files(plan: &Plan, config: &Config) -> Result<Vec<Utf8PathBuf>, CellgenError> {
+    let mut dirs: Vec<Utf8PathBuf> = config
         .layers
         .iter()
-        .map(|l| PathBuf::from(l.path.trim_start_matches("./")))
+        .map(|l| Utf8PathBuf::from(l.path.trim_start_matches("./")))
         .collect();
-    dirs.push(PathBuf::from(COMPONENTS_DIR));
-    dirs.push(PathBuf::from(CELLS_DIR));
+    dirs.push(Utf8PathBuf::from(COMPONENTS_DIR));
+    dirs.push(Utf8PathBuf::from(CELLS_DIR));
     for cell in list_dirs(&plan.root().join(CELLS_DIR))? {
-        for file in files_under(plan.root(), &Path::new(CELLS_DIR).join(&cell), false)? {
+        for file in files_under(plan.root(), &Utf8Path::new(CELLS_DIR).join(&cell), false)? {
             if let Some(path) = plan
                 .read(&file)
                 .ok()
@@ -62,56 +61,31 @@ pub fn manifest_files(plan: &Plan, config: &Config) -> Result<Vec<PathBuf>, Cell
 }
 
 /// `spec.path` of a Flux Kustomization file, repository-relative, when it stays inside.
-fn layer_path(text: &str) -> Option<PathBuf> {
+fn layer_path(text: &str) -> Option<Utf8PathBuf> {
     let value: yaml_serde::Value = yaml_serde::from_str(text).ok()?;
     if value.get("kind")?.as_str()? != "Kustomization" {
         return None;
     }
     let path = value.get("spec")?.get("path")?.as_str()?;
     let path = path.trim_start_matches("./");
-    crate::config::is_relative_clean(path).then(|| PathBuf::from(path))
+    crate::config::is_relative_clean(path).then(|| Utf8PathBuf::from(path))
 }
 
 /// Regular files under `dir` (repository-relative), recursively when `deep`; symbolic links to
 /// directories are not followed, `flux-system` directories and hidden entries are skipped.
-fn files_under(root: &Path, dir: &Path, deep: bool) -> Result<Vec<PathBuf>, CellgenError> {
-    let entries = match std::fs::read_dir(root.join(dir)) {
-        Ok(entries) => entries,
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound) => return Ok(Vec::new()),
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotADirectory) => return Ok(Vec::new()),
-        Err(source) => {
-            return Err(CellgenError::Read {
-                path: crate::paths::utf8(root.join(dir)),
-                source,
-            });
-        }
-    };
-    let mut out = Vec::new();
-    for entry in entries.filter_map(Result::ok) {
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        if name.starts_with('.') || name == "flux-system" {
-            continue;
-        }
-        let rel = dir.join(&name);
-        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
-            continue;
-        };
-        if meta.is_dir() {
-            if deep {
-                out.extend(files_under(root, &rel, true)?);
-            }
-        } else {
-            out.push(rel);
-        }
-    }
-    Ok(out)
+fn files_under(
+    root: &Utf8Path,
+    dir: &Utf8Path,
+    deep: bool,
+) -> Result<Vec<Utf8PathBuf>, CellgenError> {
+    crate::repo::files_under(root, dir, deep, &|name, _| {
+        name.starts_with('.') || name == "flux-system"
+    })
 }
 
 /// A file's text, or `None` when it is not text cellgen reads (not UTF-8): Flux substitutes
 /// YAML, which is UTF-8.
-fn text_of(plan: &Plan, file: &Path) -> Result<Option<String>, CellgenError> {
+fn text_of(plan: &Plan, file: &Utf8Path) -> Result<Option<String>, CellgenError> {
     match plan.read(file) {
         Ok(text) => Ok(text),
         Err(CellgenError::NotUtf8 { .. }) => Ok(None),
@@ -208,7 +182,7 @@ pub fn rename_everywhere(
     config: &Config,
     old: &str,
     new: &str,
-) -> Result<Vec<PathBuf>, CellgenError> {
+) -> Result<Vec<Utf8PathBuf>, CellgenError> {
     let mut changed = Vec::new();
     for file in manifest_files(plan, config)? {
         let Some(text) = text_of(plan, &file)? else {

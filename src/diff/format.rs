@@ -1,8 +1,7 @@
 //! A diff as text, JSON, a Markdown pull-request comment, and GitHub workflow commands.
 
-use crate::paths::PathExt as _;
+use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use super::{CellDiff, ChangeKind, Diff, Group, LayerDiff};
 use crate::check::ANNOTATIONS_PER_STEP;
@@ -186,7 +185,7 @@ impl Diff {
     pub fn to_github(&self) -> String {
         let mut out = String::new();
         // file -> (line, cells, objects)
-        let mut by_file: BTreeMap<&PathBuf, (Vec<&str>, Vec<String>)> = BTreeMap::new();
+        let mut by_file: BTreeMap<&Utf8PathBuf, (Vec<&str>, Vec<String>)> = BTreeMap::new();
         for g in &self.groups {
             for layer in &g.example.layers {
                 for c in &layer.changes {
@@ -225,7 +224,7 @@ impl Diff {
                 }
                 out.push_str(&format!(
                     "::notice file={},line={line},title={}::{}\n",
-                    escape_property(crate::paths::utf8(file).as_str()),
+                    escape_property(file.as_str()),
                     escape_property("cellgen diff"),
                     escape_data(&format!(
                         "This file's change reaches {} in {}: {}",
@@ -278,10 +277,10 @@ fn layer_text(layer: &LayerDiff) -> String {
     out
 }
 
-fn sources(files: &[PathBuf]) -> String {
+fn sources(files: &[Utf8PathBuf]) -> String {
     files
         .iter()
-        .map(|f| f.utf8().to_string())
+        .map(|f| f.to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -384,7 +383,7 @@ mod tests {
                             namespace: "default".into(),
                             name: format!("app{i}"),
                         },
-                        sources: vec![PathBuf::from("apps/app.yaml")],
+                        sources: vec![Utf8PathBuf::from("apps/app.yaml")],
                         diff,
                         template: String::new(),
                     }],
@@ -429,7 +428,7 @@ mod tests {
     fn github_notices_stay_within_the_step_limit() {
         let mut d = diff(vec![group(1, 1)]);
         d.changed_lines
-            .insert(PathBuf::from("apps/app.yaml"), (1..=30).collect());
+            .insert(Utf8PathBuf::from("apps/app.yaml"), (1..=30).collect());
         let gh = d.to_github();
         assert_eq!(gh.matches("::notice ").count(), ANNOTATIONS_PER_STEP);
         assert!(gh.contains("21 changed source lines not annotated"), "{gh}");

@@ -5,8 +5,8 @@
 
 pub mod format;
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -33,7 +33,7 @@ pub struct Change {
     pub id: Identity,
     /// The repository files the object comes from (its file, then the patches that changed it),
     /// on the working tree's side (the base's for a removed object).
-    pub sources: Vec<PathBuf>,
+    pub sources: Vec<Utf8PathBuf>,
     /// Unified diff of the object's YAML (all `+` for an added object, all `-` for a removed one).
     pub diff: String,
     /// The same change before substitution (identity and diff of the built objects): equal in
@@ -84,7 +84,7 @@ pub struct Diff {
     pub groups: Vec<Group>,
     /// Per changed file, the changed lines of the working tree's version (for annotations).
     #[serde(skip)]
-    pub changed_lines: BTreeMap<PathBuf, Vec<usize>>,
+    pub changed_lines: BTreeMap<Utf8PathBuf, Vec<usize>>,
 }
 
 impl Diff {
@@ -336,7 +336,7 @@ fn compare_cell<'a>(before: &'a CellObjects, after: &'a CellObjects) -> Vec<Laye
     out
 }
 
-fn sources_of(object: &Object) -> Vec<PathBuf> {
+fn sources_of(object: &Object) -> Vec<Utf8PathBuf> {
     let mut files = vec![object.origin().to_path_buf()];
     for p in object.patched_by() {
         if !files.contains(p) {
@@ -455,7 +455,7 @@ fn signature(diff: &CellDiff, samples: &Samples) -> String {
 
 /// The lines (1-based, working tree's side) where `file` differs from the base: the first line of
 /// each changed block (line 1 for a new file); `None` when the file is the same or gone.
-fn changed_file_lines(base: &Snapshot, head: &Snapshot, file: &Path) -> Option<Vec<usize>> {
+fn changed_file_lines(base: &Snapshot, head: &Snapshot, file: &Utf8Path) -> Option<Vec<usize>> {
     let after = head.source.read_text(&head.root, file)?;
     let before = base.source.read_text(&base.root, file).unwrap_or_default();
     if before == after {

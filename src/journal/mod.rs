@@ -18,9 +18,9 @@
 //! under the lock, before it reads anything) finds a journal a killed process left and does the
 //! same: `recover`. Undoing needs no memory of how far the apply got: what exists on disk says it.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::fs;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -41,7 +41,7 @@ const JOURNAL_TMP: &str = ".cellgen/journal.tmp";
 #[derive(Debug, Clone)]
 pub struct Change {
     /// Path relative to the canonical root, links already resolved.
-    pub path: PathBuf,
+    pub path: Utf8PathBuf,
     pub contents: Option<Vec<u8>>,
     /// Permission bits for the new file (those of the file it replaces).
     pub mode: Option<u32>,
@@ -89,7 +89,7 @@ pub struct Recovered {
 }
 
 /// Writes `changes` under `root` (canonical) all or nothing; see the module documentation.
-pub fn apply(root: &Path, changes: &[Change]) -> Result<(), CellgenError> {
+pub fn apply(root: &Utf8Path, changes: &[Change]) -> Result<(), CellgenError> {
     if changes.is_empty() {
         return Ok(());
     }
@@ -121,7 +121,7 @@ pub fn apply(root: &Path, changes: &[Change]) -> Result<(), CellgenError> {
 
 /// Names every temporary file and backup (unused names, so undo never touches a file that is not
 /// ours) and every directory to create.
-fn plan_record(root: &Path, changes: &[Change]) -> Result<Record, CellgenError> {
+fn plan_record(root: &Utf8Path, changes: &[Change]) -> Result<Record, CellgenError> {
     let pid = std::process::id();
     let mut dirs: Vec<String> = Vec::new();
     if !root.join(JOURNAL_DIR).exists() {
@@ -129,14 +129,14 @@ fn plan_record(root: &Path, changes: &[Change]) -> Result<Record, CellgenError> 
     }
     let mut ops = Vec::new();
     for change in changes {
-        let path = rel_string(&change.path)?;
+        let path = change.path.to_string();
         let mut missing = Vec::new();
         let mut dir = change.path.parent();
-        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        while let Some(d) = dir.filter(|d| !d.as_str().is_empty()) {
             if root.join(d).exists() {
                 break;
             }
-            missing.push(rel_string(d)?);
+            missing.push(d.to_string());
             dir = d.parent();
         }
         for d in missing.into_iter().rev() {
@@ -165,21 +165,14 @@ fn plan_record(root: &Path, changes: &[Change]) -> Result<Record, CellgenError> 
     })
 }
 
-fn rel_string(path: &Path) -> Result<String, CellgenError> {
-    path.to_str()
-        .map(str::to_string)
-        .ok_or_else(|| CellgenError::InvalidFile {
-            path: crate::paths::utf8(path),
-            message: "the path is not valid UTF-8; cellgen only writes UTF-8 paths".into(),
-        })
-}
-
 /// `.<name>.cellgen-<pid>.<ext>` next to the target, with a counter if that exists.
-fn free_name(root: &Path, target: &Path, pid: u32, ext: &str) -> Result<String, CellgenError> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+fn free_name(
+    root: &Utf8Path,
+    target: &Utf8Path,
+    pid: u32,
+    ext: &str,
+) -> Result<String, CellgenError> {
+    let name = target.file_name().map(str::to_owned).unwrap_or_default();
     for n in 0.. {
         let suffix = if n == 0 {
             String::new()
@@ -188,7 +181,7 @@ fn free_name(root: &Path, target: &Path, pid: u32, ext: &str) -> Result<String, 
         };
         let candidate = target.with_file_name(format!(".{name}.cellgen-{pid}{suffix}.{ext}"));
         if fs::symlink_metadata(root.join(&candidate)).is_err() {
-            return rel_string(&candidate);
+            return Ok(candidate.into_string());
         }
     }
     unreachable!("an unbounded counter always finds a free name")
@@ -199,9 +192,9 @@ fn command_line() -> String {
     let program = args
         .next()
         .map(|p| {
-            Path::new(&p)
+            Utf8Path::new(&p)
                 .file_name()
-                .map_or(p.clone(), |n| n.to_string_lossy().into_owned())
+                .map_or(p.clone(), str::to_owned)
         })
         .unwrap_or_else(|| "cellgen".into());
     std::iter::once(program)
@@ -210,12 +203,9 @@ fn command_line() -> String {
         .join(" ")
 }
 
-fn write_err(root: &Path, rel: &str) -> impl FnOnce(std::io::Error) -> CellgenError {
+fn write_err(root: &Utf8Path, rel: &str) -> impl FnOnce(std::io::Error) -> CellgenError {
     let path = root.join(rel);
-    move |source| CellgenError::Write {
-        path: crate::paths::utf8(path),
-        source,
-    }
+    move |source| CellgenError::Write { path, source }
 }
 
 fn interrupted(signals: &Deferred) -> Result<(), CellgenError> {
@@ -229,7 +219,7 @@ fn interrupted(signals: &Deferred) -> Result<(), CellgenError> {
 }
 
 fn run(
-    root: &Path,
+    root: &Utf8Path,
     record: &mut Record,
     changes: &[Change],
     signals: &Deferred,
@@ -284,7 +274,7 @@ fn run(
 }
 
 /// Writes `contents` to a new file at `path`, with `mode` (`barrier` makes it durable).
-fn stage(path: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+fn stage(path: &Utf8Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<()> {
     let mut file = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -300,7 +290,7 @@ fn stage(path: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<()>
 }
 
 /// A second name for the file about to be replaced; a copy where hard links are not supported.
-fn make_backup(target: &Path, backup: &Path) -> std::io::Result<()> {
+fn make_backup(target: &Utf8Path, backup: &Utf8Path) -> std::io::Result<()> {
     if fs::hard_link(target, backup).is_ok() {
         return Ok(());
     }
@@ -311,7 +301,7 @@ fn make_backup(target: &Path, backup: &Path) -> std::io::Result<()> {
 /// `syncfs` per filesystem the plan touches: a schema bump over 300 cells would otherwise cost
 /// some 600 file and 300 directory fsyncs. Elsewhere each staged file (with `files`) and each
 /// touched directory is fsynced.
-fn barrier(root: &Path, record: &Record, files: bool) {
+fn barrier(root: &Utf8Path, record: &Record, files: bool) {
     let dirs = touched_dirs(root, record);
     #[cfg(target_os = "linux")]
     {
@@ -319,7 +309,7 @@ fn barrier(root: &Path, record: &Record, files: bool) {
         use std::os::unix::io::AsRawFd;
         let _ = files;
         let mut synced = std::collections::BTreeSet::new();
-        for dir in dirs.iter().map(PathBuf::as_path).chain([root]) {
+        for dir in dirs.iter().map(Utf8PathBuf::as_path).chain([root]) {
             let Ok(meta) = fs::metadata(dir) else {
                 continue;
             };
@@ -345,7 +335,7 @@ fn barrier(root: &Path, record: &Record, files: bool) {
 }
 
 /// Writes the journal atomically: a temporary file, fsynced, renamed over it, directory fsynced.
-fn write_record(root: &Path, record: &Record) -> Result<(), CellgenError> {
+fn write_record(root: &Utf8Path, record: &Record) -> Result<(), CellgenError> {
     let mut text = serde_json::to_string_pretty(record).expect("a journal always serialises");
     text.push('\n');
     let tmp = root.join(JOURNAL_TMP);
@@ -362,7 +352,7 @@ fn write_record(root: &Path, record: &Record) -> Result<(), CellgenError> {
     if let Err(source) = result {
         let _ = fs::remove_file(&tmp);
         return Err(CellgenError::Write {
-            path: crate::paths::utf8(root.join(JOURNAL)),
+            path: root.join(JOURNAL),
             source,
         });
     }
@@ -371,16 +361,16 @@ fn write_record(root: &Path, record: &Record) -> Result<(), CellgenError> {
 }
 
 /// Every directory whose entries the apply changes.
-fn touched_dirs(root: &Path, record: &Record) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = record
+fn touched_dirs(root: &Utf8Path, record: &Record) -> Vec<Utf8PathBuf> {
+    let mut dirs: Vec<Utf8PathBuf> = record
         .ops
         .iter()
-        .filter_map(|op| root.join(&op.path).parent().map(Path::to_path_buf))
+        .filter_map(|op| root.join(&op.path).parent().map(Utf8Path::to_path_buf))
         .chain(
             record
                 .dirs
                 .iter()
-                .filter_map(|d| root.join(d).parent().map(Path::to_path_buf)),
+                .filter_map(|d| root.join(d).parent().map(Utf8Path::to_path_buf)),
         )
         .collect();
     dirs.sort();
@@ -389,27 +379,27 @@ fn touched_dirs(root: &Path, record: &Record) -> Vec<PathBuf> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn sync_dirs(dirs: &[PathBuf]) {
+fn sync_dirs(dirs: &[Utf8PathBuf]) {
     for dir in dirs {
         sync_dir(dir);
     }
 }
 
 /// Makes a directory's entries durable; not every filesystem supports it, which is no error.
-fn sync_dir(dir: &Path) {
+fn sync_dir(dir: &Utf8Path) {
     if let Ok(file) = fs::File::open(dir) {
         let _ = file.sync_all();
     }
 }
 
-fn exists(path: &Path) -> bool {
+fn exists(path: &Utf8Path) -> bool {
     fs::symlink_metadata(path).is_ok()
 }
 
 /// The journal's directory must not lead out of the repository either.
-fn confined(root: &Path) -> Result<(), CellgenError> {
+fn confined(root: &Utf8Path) -> Result<(), CellgenError> {
     crate::fsguard::Root::new(root)
-        .resolve(Path::new(JOURNAL))
+        .resolve(Utf8Path::new(JOURNAL))
         .map(|_| ())
 }
 

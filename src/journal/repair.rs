@@ -1,14 +1,13 @@
 //! Undoing or finishing an apply from what is on disk: after a failure or a signal (in the same
 //! process), or after a crash (`recover`, in the next cellgen).
 
-use crate::paths::PathExt as _;
+use Utf8Path;
 use std::fs;
-use std::path::Path;
 
 use super::*;
 
 #[cfg(unix)]
-fn same_file(a: &Path, b: &Path) -> bool {
+fn same_file(a: &Utf8Path, b: &Utf8Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     match (fs::symlink_metadata(a), fs::symlink_metadata(b)) {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
@@ -17,13 +16,13 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 #[cfg(not(unix))]
-fn same_file(_a: &Path, _b: &Path) -> bool {
+fn same_file(_a: &Utf8Path, _b: &Utf8Path) -> bool {
     false
 }
 
 /// Puts everything back as it was before the apply, from what is on disk. Best effort: a step
 /// that fails does not stop the others. Returns the first failure.
-pub(super) fn undo(root: &Path, record: &Record) -> Option<String> {
+pub(super) fn undo(root: &Utf8Path, record: &Record) -> Option<String> {
     let mut failure: Option<String> = None;
     let mut note = |what: String| {
         failure.get_or_insert(what);
@@ -60,7 +59,7 @@ pub(super) fn undo(root: &Path, record: &Record) -> Option<String> {
             && exists(&temp)
             && let Err(e) = fs::remove_file(&temp)
         {
-            note(format!("cannot remove {}: {e}", temp.utf8()));
+            note(format!("cannot remove {}: {e}", temp));
         }
     }
     for dir in record.dirs.iter().rev().filter(|d| *d != JOURNAL_DIR) {
@@ -76,7 +75,7 @@ pub(super) fn undo(root: &Path, record: &Record) -> Option<String> {
 }
 
 /// The plan is applied: removes backups (and directories a deletion emptied), then the journal.
-pub(super) fn finish(root: &Path, record: &Record) -> Result<(), CellgenError> {
+pub(super) fn finish(root: &Utf8Path, record: &Record) -> Result<(), CellgenError> {
     for op in &record.ops {
         if let Some(backup) = &op.backup {
             let _ = fs::remove_file(root.join(backup));
@@ -91,12 +90,12 @@ pub(super) fn finish(root: &Path, record: &Record) -> Result<(), CellgenError> {
     // The backups must be gone for good before the journal that names them is.
     barrier(root, record, false);
     remove_journal(root, record).map_err(|message| CellgenError::Recovery {
-        path: crate::paths::utf8(root.join(JOURNAL)),
+        path: root.join(JOURNAL),
         message,
     })
 }
 
-fn remove_journal(root: &Path, record: &Record) -> Result<(), String> {
+fn remove_journal(root: &Utf8Path, record: &Record) -> Result<(), String> {
     let _ = fs::remove_file(root.join(JOURNAL_TMP));
     match fs::remove_file(root.join(JOURNAL)) {
         Ok(()) => {}
@@ -111,7 +110,7 @@ fn remove_journal(root: &Path, record: &Record) -> Result<(), String> {
 }
 
 /// Deleting a cell's last file should not leave empty directories behind.
-fn remove_empty_parents(path: &Path, root: &Path) {
+fn remove_empty_parents(path: &Utf8Path, root: &Utf8Path) {
     let mut dir = path.parent();
     while let Some(d) = dir {
         if d == root || !d.starts_with(root) || fs::remove_dir(d).is_err() {
@@ -122,13 +121,13 @@ fn remove_empty_parents(path: &Path, root: &Path) {
 }
 
 /// Whether a killed apply left a journal (or the start of one) under `root`.
-pub fn pending(root: &Path) -> bool {
+pub fn pending(root: &Utf8Path) -> bool {
     exists(&root.join(JOURNAL)) || exists(&root.join(JOURNAL_TMP))
 }
 
 /// Repairs what a killed apply left: rolls it back, or finishes it if it had committed. Call with
 /// the write lock held, before reading anything else of the repository.
-pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
+pub fn recover(root: &Utf8Path) -> Result<Option<Recovered>, CellgenError> {
     confined(root)?;
     let path = root.join(JOURNAL);
     let text = match fs::read(&path) {
@@ -140,7 +139,7 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
                 return Ok(None);
             }
             fs::remove_file(&tmp).map_err(|source| CellgenError::Write {
-                path: crate::paths::utf8(tmp),
+                path: tmp.to_path_buf(),
                 source,
             })?;
             return Ok(Some(Recovered {
@@ -152,13 +151,13 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
         }
         Err(source) => {
             return Err(CellgenError::Read {
-                path: crate::paths::utf8(path),
+                path: path.to_path_buf(),
                 source,
             });
         }
     };
     let record: Record = serde_json::from_slice(&text).map_err(|e| CellgenError::Recovery {
-        path: crate::paths::utf8(&path),
+        path: path.to_path_buf(),
         message: format!("it is not a journal cellgen can read ({e})"),
     })?;
     let guard = crate::fsguard::Root::new(root);
@@ -173,11 +172,11 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
         // now leads through a link, or out of the root, is not one cellgen wrote.
         let inside = crate::config::is_relative_clean(rel)
             && guard
-                .resolve(Path::new(rel))
+                .resolve(Utf8Path::new(rel))
                 .is_ok_and(|real| real == guard.canonical().join(rel));
         if !inside {
             return Err(CellgenError::Recovery {
-                path: crate::paths::utf8(path),
+                path: path.to_path_buf(),
                 message: format!("it names `{rel}`, which is not a path inside the repository"),
             });
         }
@@ -187,7 +186,7 @@ pub fn recover(root: &Path) -> Result<Option<Recovered>, CellgenError> {
         State::Applying => {
             if let Some(message) = undo(root, &record) {
                 return Err(CellgenError::Recovery {
-                    path: crate::paths::utf8(path),
+                    path: path.to_path_buf(),
                     message,
                 });
             }

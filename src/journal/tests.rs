@@ -11,14 +11,10 @@ fn change(path: &str, contents: Option<&str>, existed: bool) -> Change {
     }
 }
 
-fn listing(root: &Path) -> Vec<String> {
+fn listing(root: &Utf8Path) -> Vec<String> {
     let mut out = Vec::new();
     for entry in walk(root) {
-        let rel = entry
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
+        let rel = entry.strip_prefix(root).unwrap().to_string();
         let kind = if entry.is_dir() {
             "/".to_string()
         } else {
@@ -30,10 +26,10 @@ fn listing(root: &Path) -> Vec<String> {
     out
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
+fn walk(dir: &Utf8Path) -> Vec<Utf8PathBuf> {
     let mut out = Vec::new();
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
+    for entry in dir.read_dir_utf8().unwrap() {
+        let path = entry.unwrap().into_path();
         if path.is_dir() {
             out.extend(walk(&path));
         }
@@ -52,7 +48,7 @@ fn every_interruption_point_of_a_record_undoes_to_the_original() {
     // Replays the apply step by step, and at each step undoes from the disk alone.
     for stop in 0..=9 {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
         fs::write(root.join("a.txt"), "old a").unwrap();
         fs::write(root.join("gone.txt"), "bye").unwrap();
         let original = listing(root);
@@ -106,7 +102,7 @@ fn every_interruption_point_of_a_record_undoes_to_the_original() {
 #[test]
 fn a_committed_journal_is_finished() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
+    let root = Utf8Path::from_path(dir.path()).unwrap();
     fs::create_dir_all(root.join("x/y")).unwrap();
     fs::write(root.join("x/y/gone.txt"), "bye").unwrap();
     fs::write(root.join("keep.txt"), "old").unwrap();

@@ -5,8 +5,8 @@
 //! the native builder checks it: absolute paths, paths leaving the root and links are
 //! errors naming the file and the entry.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -38,8 +38,8 @@ const BUILTIN_PLUGINS: &[&str] = &[
 pub struct Closure<'a> {
     fs: &'a Fs,
     /// Absolute paths of the files to copy.
-    pub files: BTreeSet<PathBuf>,
-    seen_dirs: BTreeSet<PathBuf>,
+    pub files: BTreeSet<Utf8PathBuf>,
+    seen_dirs: BTreeSet<Utf8PathBuf>,
     depth: usize,
 }
 
@@ -75,7 +75,12 @@ impl<'a> Closure<'a> {
     }
 
     /// A file entry: added when it exists (kustomize reports it missing otherwise).
-    fn file(&mut self, dir: &Path, entry: &str, listed_in: &Path) -> Result<Entry, BuildError> {
+    fn file(
+        &mut self,
+        dir: &Utf8Path,
+        entry: &str,
+        listed_in: &Utf8Path,
+    ) -> Result<Entry, BuildError> {
         let abs = self.fs.resolve(dir, entry, listed_in)?;
         let kind = self.fs.entry(&abs, listed_in, entry)?;
         match kind {
@@ -90,7 +95,12 @@ impl<'a> Closure<'a> {
 
     /// A kustomization directory (`top`: Flux's spec.path, which may have none), listed in
     /// `listed_in`.
-    pub fn dir(&mut self, dir: &Path, top: bool, listed_in: &Path) -> Result<(), BuildError> {
+    pub fn dir(
+        &mut self,
+        dir: &Utf8Path,
+        top: bool,
+        listed_in: &Utf8Path,
+    ) -> Result<(), BuildError> {
         if !self.seen_dirs.insert(dir.to_path_buf()) {
             return Ok(());
         }
@@ -108,7 +118,7 @@ impl<'a> Closure<'a> {
         res
     }
 
-    fn dir_inner(&mut self, dir: &Path, top: bool) -> Result<(), BuildError> {
+    fn dir_inner(&mut self, dir: &Utf8Path, top: bool) -> Result<(), BuildError> {
         // A directory that is not there is the build's error to report.
         if self.fs.entry(dir, &self.fs.rel(dir), "")? != Entry::Dir {
             return Ok(());
@@ -169,7 +179,12 @@ impl<'a> Closure<'a> {
         Ok(())
     }
 
-    fn generator_files(&mut self, dir: &Path, g: &Value, file: &Path) -> Result<(), BuildError> {
+    fn generator_files(
+        &mut self,
+        dir: &Utf8Path,
+        g: &Value,
+        file: &Utf8Path,
+    ) -> Result<(), BuildError> {
         for src in strings(g, "files") {
             let path = src.split_once('=').map_or(src, |(_, p)| p);
             self.file(dir, path, file)?;
@@ -184,9 +199,9 @@ impl<'a> Closure<'a> {
     /// file of them; only kustomize's builtin plugins run under Flux.
     fn plugin_entry(
         &mut self,
-        dir: &Path,
+        dir: &Utf8Path,
         entry: &str,
-        file: &Path,
+        file: &Utf8Path,
         key: &str,
     ) -> Result<(), BuildError> {
         let configs = match load::parse_objects(file, entry) {

@@ -7,8 +7,7 @@
 //! there (the Flux Kustomization's fields written into it, or generated when missing; see
 //! `flux_generate`), written into the copy. The repository is never written to.
 
-use crate::paths::PathExt as _;
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 use std::process::Command;
 
 use super::closure::Closure;
@@ -21,7 +20,7 @@ fn on_path(tool: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()))
 }
 
-fn command_for(dir: &Path, shown_dir: &Path) -> Result<(Command, String), BuildError> {
+fn command_for(dir: &Utf8Path, shown_dir: &Utf8Path) -> Result<(Command, String), BuildError> {
     let (mut cmd, shown) = if on_path("kustomize") {
         let mut c = Command::new("kustomize");
         c.arg("build");
@@ -44,13 +43,13 @@ fn command_for(dir: &Path, shown_dir: &Path) -> Result<(Command, String), BuildE
         cmd,
         format!(
             "{shown} --load-restrictor LoadRestrictionsNone {} (on a copy of the files it reads)",
-            shown_dir.utf8()
+            shown_dir
         ),
     ))
 }
 
 /// A temporary directory removed on drop.
-struct TempDir(PathBuf);
+struct TempDir(Utf8PathBuf);
 
 impl TempDir {
     fn new() -> Result<Self, BuildError> {
@@ -59,7 +58,18 @@ impl TempDir {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let p = std::env::temp_dir().join(format!(
+        // The environment (TMPDIR) is where this path enters: UTF-8, or an error naming it
+        // (lossily: the one way to show it).
+        let base = Utf8PathBuf::from_path_buf(std::env::temp_dir()).map_err(|p| {
+            BuildError::External {
+                command: "kustomize build".into(),
+                stderr: format!(
+                    "the temporary directory `{}` is not valid UTF-8 (shown with U+FFFD for the bytes that are not): set TMPDIR to a directory whose path is UTF-8",
+                    p.to_string_lossy()
+                ),
+            }
+        })?;
+        let p = base.join(format!(
             "cellgen-kustomize-{}-{nanos}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
@@ -86,8 +96,8 @@ impl Drop for TempDir {
 /// tree), to the same places under `to`.
 fn copy_files(
     fs: &Fs,
-    files: &std::collections::BTreeSet<PathBuf>,
-    to: &Path,
+    files: &std::collections::BTreeSet<Utf8PathBuf>,
+    to: &Utf8Path,
 ) -> Result<(), BuildError> {
     for f in files {
         let rel = f.strip_prefix(&fs.root).unwrap_or(f);
@@ -108,7 +118,7 @@ fn copy_files(
 
 /// The tool's raw output for what Flux would build at `path` with `flux`.
 pub fn build_text(fs: &Fs, path: &str, flux: &FluxFields) -> Result<(String, String), BuildError> {
-    let shown = PathBuf::from(path);
+    let shown = Utf8PathBuf::from(path);
     let dir = fs.resolve(&fs.root, path, &shown)?;
     if fs.entry(&dir, &shown, path)? != Entry::Dir {
         return Err(BuildError::Invalid {
@@ -128,7 +138,7 @@ pub fn build_text(fs: &Fs, path: &str, flux: &FluxFields) -> Result<(String, Str
     copy_files(fs, &closure.files, &tmp.0)?;
     let rel = dir
         .strip_prefix(&fs.root)
-        .unwrap_or(Path::new(path))
+        .unwrap_or(Utf8Path::new(path))
         .to_path_buf();
     let copied = tmp.0.join(&rel);
     std::fs::create_dir_all(&copied).map_err(|source| BuildError::Io {
@@ -150,7 +160,7 @@ pub fn build_text(fs: &Fs, path: &str, flux: &FluxFields) -> Result<(String, Str
         stderr: e.to_string(),
     })?;
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr).replace(&*tmp.0.to_string_lossy(), "");
+        let stderr = String::from_utf8_lossy(&out.stderr).replace(tmp.0.as_str(), "");
         return Err(BuildError::External {
             command: shown,
             stderr: stderr.trim().to_string(),
@@ -160,7 +170,7 @@ pub fn build_text(fs: &Fs, path: &str, flux: &FluxFields) -> Result<(String, Str
 }
 
 pub fn build(fs: &Fs, path: &str, flux: &FluxFields) -> Result<Vec<Resource>, BuildError> {
-    let dir = fs.resolve(&fs.root, path, Path::new(path))?;
+    let dir = fs.resolve(&fs.root, path, Utf8Path::new(path))?;
     let kfile = fs
         .kustomization_file(&dir)
         .ok()
@@ -168,7 +178,7 @@ pub fn build(fs: &Fs, path: &str, flux: &FluxFields) -> Result<Vec<Resource>, Bu
         .unwrap_or_else(|| dir.join("kustomization.yaml"));
     let origin = fs.rel(&kfile);
     let (text, shown) = build_text(fs, path, flux)?;
-    let docs = load::parse_output(Path::new(&shown), &text)?;
+    let docs = load::parse_output(Utf8Path::new(&shown), &text)?;
     Ok(docs
         .into_iter()
         .map(|object| Resource {

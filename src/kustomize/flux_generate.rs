@@ -14,8 +14,8 @@
 //!
 //! kustomize then builds that kustomization, so these fields take effect in kustomize's own order.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -117,7 +117,7 @@ pub const KUSTOMIZATION_FIELDS: &[&str] = &[
 /// The kustomization kustomize-controller writes at `dir` before building it.
 pub struct Generated {
     /// Absolute path of the kustomization file (the one there, or `kustomization.yaml`).
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     pub value: Value,
     /// Whether it differs from the file on disk (always, when there was none).
     pub changed: bool,
@@ -127,7 +127,7 @@ pub struct Generated {
 /// Files parsed while generating are stored in `parsed` so the build reads them once.
 pub fn kustomization(
     fs: &Fs,
-    dir: &Path,
+    dir: &Utf8Path,
     fields: &FluxFields,
     parsed: &mut Parsed,
 ) -> Result<Generated, BuildError> {
@@ -196,9 +196,9 @@ pub fn kustomization(
 fn apply(
     fs: &Fs,
     k: &mut Map<String, Value>,
-    dir: &Path,
+    dir: &Utf8Path,
     fields: &FluxFields,
-    file: &Path,
+    file: &Utf8Path,
 ) -> Result<(), BuildError> {
     for (key, value) in [
         ("namespace", &fields.target_namespace),
@@ -253,7 +253,7 @@ fn apply(
 fn list<'a>(
     k: &'a mut Map<String, Value>,
     key: &str,
-    file: &Path,
+    file: &Utf8Path,
 ) -> Result<&'a mut Vec<Value>, BuildError> {
     let entry = k.entry(key).or_insert_with(|| Value::Array(Vec::new()));
     if entry.is_null() {
@@ -265,7 +265,12 @@ fn list<'a>(
     })
 }
 
-fn push(k: &mut Map<String, Value>, key: &str, v: Value, file: &Path) -> Result<(), BuildError> {
+fn push(
+    k: &mut Map<String, Value>,
+    key: &str,
+    v: Value,
+    file: &Utf8Path,
+) -> Result<(), BuildError> {
     list(k, key, file)?.push(v);
     Ok(())
 }
@@ -275,7 +280,7 @@ fn push(k: &mut Map<String, Value>, key: &str, v: Value, file: &Path) -> Result<
 fn merge_image(
     k: &mut Map<String, Value>,
     image: &FluxImage,
-    file: &Path,
+    file: &Utf8Path,
 ) -> Result<(), BuildError> {
     let images = list(k, "images", file)?;
     let existing = images
@@ -325,14 +330,19 @@ pub fn is_local_relative_path(path: &str) -> bool {
     ]
     .iter()
     .any(|p| p.len() < path.len() && lower.starts_with(p));
-    let absolute = Path::new(path).is_absolute()
-        || Path::new(lower.strip_prefix("file://").unwrap_or(&lower)).is_absolute();
+    let absolute = Utf8Path::new(path).is_absolute()
+        || Utf8Path::new(lower.strip_prefix("file://").unwrap_or(&lower)).is_absolute();
     !remote && !absolute
 }
 
 /// Whether Flux's artifact has `component` (relative to `dir`): outside the root or through
 /// a link, cellgen refuses rather than let Flux skip it.
-pub fn exists(fs: &Fs, dir: &Path, component: &str, file: &Path) -> Result<bool, BuildError> {
+pub fn exists(
+    fs: &Fs,
+    dir: &Utf8Path,
+    component: &str,
+    file: &Utf8Path,
+) -> Result<bool, BuildError> {
     let abs = fs.resolve(dir, component, file)?;
     Ok(match fs.entry(&abs, file, component) {
         Ok(Entry::Missing) | Err(BuildError::Ignored { .. }) => false,
@@ -351,7 +361,7 @@ pub fn exists(fs: &Fs, dir: &Path, component: &str, file: &Path) -> Result<bool,
 /// walk order, each of which must decode as Kubernetes objects, and every sub-directory with a
 /// kustomization file of its own (not descended into). Files parsed while validating are
 /// stored in `parsed` so the build reads them once.
-pub fn resources(fs: &Fs, dir: &Path, parsed: &mut Parsed) -> Result<Vec<String>, BuildError> {
+pub fn resources(fs: &Fs, dir: &Utf8Path, parsed: &mut Parsed) -> Result<Vec<String>, BuildError> {
     let mut out = Vec::new();
     let file = fs.rel(&dir.join("kustomization.yaml"));
     walk(fs, dir, dir, &file, &mut out, parsed)?;
@@ -360,15 +370,15 @@ pub fn resources(fs: &Fs, dir: &Path, parsed: &mut Parsed) -> Result<Vec<String>
 
 fn walk(
     fs: &Fs,
-    base: &Path,
-    dir: &Path,
-    file: &Path,
+    base: &Utf8Path,
+    dir: &Utf8Path,
+    file: &Utf8Path,
     out: &mut Vec<String>,
     parsed: &mut Parsed,
 ) -> Result<(), BuildError> {
-    let entry = |path: &Path| {
+    let entry = |path: &Utf8Path| {
         let rel = path.strip_prefix(base).unwrap_or(path);
-        format!("./{}", rel.to_string_lossy())
+        format!("./{rel}")
     };
     for listed in fs.list_dir(dir, file)? {
         match listed {
@@ -380,8 +390,8 @@ fn walk(
                 }
             }
             Listed::File(path) => {
-                let name = path.file_name().unwrap_or_default().as_encoded_bytes();
-                if !(name.ends_with(b".yaml") || name.ends_with(b".yml")) {
+                let name = path.file_name().unwrap_or_default();
+                if !(name.ends_with(".yaml") || name.ends_with(".yml")) {
                     continue;
                 }
                 // Flux refuses the whole directory when one YAML file is not Kubernetes objects.

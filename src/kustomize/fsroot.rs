@@ -11,9 +11,8 @@
 //! artifact (`.sourceignore` and its default exclusions, see `sourceignore`) are reported
 //! when referenced and skipped when a directory is scanned. Text is checked to be UTF-8.
 
-use crate::paths::PathExt as _;
+use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::collections::HashSet;
-use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use super::BuildError;
@@ -31,15 +30,15 @@ pub enum Entry {
 
 /// What a directory scan finds, as Flux's artifact has it.
 pub enum Listed {
-    File(PathBuf),
-    Dir(PathBuf),
+    File(Utf8PathBuf),
+    Dir(Utf8PathBuf),
 }
 
 pub struct Fs {
     /// Canonical repository root.
-    pub root: PathBuf,
+    pub root: Utf8PathBuf,
     /// Directories (absolute) already known to be free of symbolic links.
-    clean_dirs: Mutex<HashSet<PathBuf>>,
+    clean_dirs: Mutex<HashSet<Utf8PathBuf>>,
     /// What source-controller leaves out of the artifact.
     ignore: Matcher,
     /// Where files are read from: the working tree, or a commit's tree.
@@ -47,8 +46,8 @@ pub struct Fs {
 }
 
 /// Lexical normalisation: `.` dropped, `..` pops (kustomize cleans paths the same way).
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
+pub fn normalize(path: &Utf8Path) -> Utf8PathBuf {
+    let mut out = Utf8PathBuf::new();
     for c in path.components() {
         match c {
             Component::ParentDir => {
@@ -57,23 +56,26 @@ pub fn normalize(path: &Path) -> PathBuf {
                 }
             }
             Component::CurDir => {}
-            other => out.push(other.as_os_str()),
+            other => out.push(other.as_str()),
         }
     }
     out
 }
 
 impl Fs {
-    pub fn new(root: &Path) -> Result<Fs, BuildError> {
+    pub fn new(root: &Utf8Path) -> Result<Fs, BuildError> {
         Fs::with_source(root, Source::Disk)
     }
 
     /// The repository at `root` as `source` has it.
-    pub fn with_source(root: &Path, source: Source) -> Result<Fs, BuildError> {
-        let root = std::fs::canonicalize(root).map_err(|source| BuildError::Io {
+    pub fn with_source(root: &Utf8Path, source: Source) -> Result<Fs, BuildError> {
+        let canonical = std::fs::canonicalize(root).map_err(|source| BuildError::Io {
             path: root.to_path_buf(),
             source,
         })?;
+        // As `fsguard::Root` does: a canonical form that is not UTF-8 (a link above the
+        // repository to such a directory) is not used; the given one is (lexical).
+        let root = Utf8PathBuf::from_path_buf(canonical).unwrap_or_else(|_| root.to_path_buf());
         let ignore = sourceignore::load(&source, &root)?;
         Ok(Fs {
             root,
@@ -90,26 +92,31 @@ impl Fs {
     }
 
     /// The rule that leaves `abs` (a file, or with `is_dir` a directory) out of the artifact.
-    pub fn ignored(&self, abs: &Path, is_dir: bool) -> Option<&Pattern> {
+    pub fn ignored(&self, abs: &Utf8Path, is_dir: bool) -> Option<&Pattern> {
         self.ignore.excluded_by(&self.rel(abs), is_dir)
     }
 
     /// Repository-relative form of an absolute path under the root.
-    pub fn rel(&self, abs: &Path) -> PathBuf {
+    pub fn rel(&self, abs: &Utf8Path) -> Utf8PathBuf {
         abs.strip_prefix(&self.root)
-            .map(Path::to_path_buf)
+            .map(Utf8Path::to_path_buf)
             .unwrap_or_else(|_| abs.to_path_buf())
     }
 
     /// The absolute path of `entry`, written in `file` (repository-relative) and relative
     /// to directory `dir` (absolute), refused when it is absolute or leaves the root.
-    pub fn resolve(&self, dir: &Path, entry: &str, file: &Path) -> Result<PathBuf, BuildError> {
+    pub fn resolve(
+        &self,
+        dir: &Utf8Path,
+        entry: &str,
+        file: &Utf8Path,
+    ) -> Result<Utf8PathBuf, BuildError> {
         let outside = |why: &str| BuildError::OutsideRoot {
             file: file.to_path_buf(),
             entry: entry.to_string(),
             why: why.to_string(),
         };
-        if Path::new(entry).is_absolute() {
+        if Utf8Path::new(entry).is_absolute() {
             return Err(outside(
                 "it is an absolute path, and Flux builds from a copy of the repository",
             ));
@@ -123,7 +130,12 @@ impl Fs {
 
     /// What `abs` (under the root) is; a symbolic link on the way is an error naming the
     /// reference, because Flux's artifact has no links.
-    pub fn entry(&self, abs: &Path, file: &Path, reference: &str) -> Result<Entry, BuildError> {
+    pub fn entry(
+        &self,
+        abs: &Utf8Path,
+        file: &Utf8Path,
+        reference: &str,
+    ) -> Result<Entry, BuildError> {
         let rel = self.rel(abs);
         let mut cur = self.root.clone();
         let mut comps = rel.components().peekable();
@@ -188,7 +200,7 @@ impl Fs {
     /// The kustomization file of `dir` as Flux's artifact has it (one left out of the artifact
     /// is not there; one that is a symbolic link is an error). kustomize refuses a directory
     /// with two.
-    pub fn kustomization_file(&self, dir: &Path) -> Result<Option<PathBuf>, BuildError> {
+    pub fn kustomization_file(&self, dir: &Utf8Path) -> Result<Option<Utf8PathBuf>, BuildError> {
         let mut found = Vec::new();
         for name in KUSTOMIZATION_FILES {
             let f = dir.join(name);
@@ -212,21 +224,34 @@ impl Fs {
     /// order, without what the artifact leaves out. A symbolic link is an error naming it
     /// (`file`, the kustomization being generated, lists what the scan finds): Flux's artifact
     /// has no links, so Flux would silently apply less than the directory shows.
-    pub fn list_dir(&self, dir: &Path, file: &Path) -> Result<Vec<Listed>, BuildError> {
+    pub fn list_dir(&self, dir: &Utf8Path, file: &Utf8Path) -> Result<Vec<Listed>, BuildError> {
         let io = |source| BuildError::Io {
             path: self.rel(dir),
             source,
         };
-        let mut entries = self.source.read_dir(&self.root, dir).map_err(io)?;
+        let mut entries = Vec::new();
+        // A listing is where a name is first met: UTF-8, or an error naming the directory
+        // (Flux would apply the file; cellgen could neither name it nor leave it out silently).
+        for (name, kind) in self.source.read_dir(&self.root, dir).map_err(io)? {
+            match name.into_string() {
+                Ok(name) => entries.push((name, kind)),
+                Err(name) => {
+                    return Err(BuildError::NotUtf8Name {
+                        dir: self.rel(dir),
+                        name: name.to_string_lossy().into_owned(),
+                    });
+                }
+            }
+        }
         // filepath.Walk visits names in byte order.
-        entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut out = Vec::new();
         for (name, kind) in entries {
             let path = dir.join(&name);
             if kind == Kind::Link {
                 return Err(BuildError::Symlink {
                     file: file.to_path_buf(),
-                    entry: crate::paths::utf8(&name).into_string(),
+                    entry: name,
                     link: self.rel(&path),
                 });
             }
@@ -243,14 +268,14 @@ impl Fs {
         Ok(out)
     }
 
-    fn is_clean(&self, dir: &Path) -> bool {
+    fn is_clean(&self, dir: &Utf8Path) -> bool {
         self.clean_dirs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .contains(dir)
     }
 
-    pub fn read_bytes(&self, abs: &Path) -> Result<Vec<u8>, BuildError> {
+    pub fn read_bytes(&self, abs: &Utf8Path) -> Result<Vec<u8>, BuildError> {
         self.source
             .read(&self.root, abs)
             .map_err(|source| BuildError::Io {
@@ -261,7 +286,7 @@ impl Fs {
 
     /// A text file kustomize parses: UTF-8 (a leading byte-order mark is dropped, as
     /// go-yaml does).
-    pub fn read_text(&self, abs: &Path) -> Result<String, BuildError> {
+    pub fn read_text(&self, abs: &Utf8Path) -> Result<String, BuildError> {
         text(self.read_bytes(abs)?, &self.rel(abs))
     }
 }
@@ -270,7 +295,7 @@ impl Fs {
 fn describe(rule: &Pattern) -> String {
     match &rule.origin {
         Origin::File { path, line } => {
-            format!("the pattern `{}` of {}:{line}", rule.text, path.utf8())
+            format!("the pattern `{}` of {}:{line}", rule.text, path)
         }
         Origin::Vcs => format!(
             "source-controller's exclusion of version-control files `{}`",
@@ -284,7 +309,7 @@ fn describe(rule: &Pattern) -> String {
 }
 
 /// Bytes as text, or the error naming the file and the first bad byte.
-pub fn text(bytes: Vec<u8>, path: &Path) -> Result<String, BuildError> {
+pub fn text(bytes: Vec<u8>, path: &Utf8Path) -> Result<String, BuildError> {
     if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
         return Err(BuildError::Unsupported {
             file: path.to_path_buf(),

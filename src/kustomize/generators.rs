@@ -1,7 +1,7 @@
 //! configMapGenerator / secretGenerator and kustomize's name-hash suffix.
 
+use camino::Utf8Path;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -20,8 +20,8 @@ pub enum GenKind {
 /// Where a generator's inputs live, for reading files and naming errors.
 pub struct GenCtx<'a> {
     pub fs: &'a Fs,
-    pub dir: &'a Path,
-    pub file: &'a Path,
+    pub dir: &'a Utf8Path,
+    pub file: &'a Utf8Path,
 }
 
 impl GenCtx<'_> {
@@ -32,7 +32,7 @@ impl GenCtx<'_> {
         }
     }
 
-    fn expect_file(&self, abs: &Path, entry: &str) -> Result<(), BuildError> {
+    fn expect_file(&self, abs: &Utf8Path, entry: &str) -> Result<(), BuildError> {
         match self.fs.entry(abs, self.file, entry)? {
             Entry::File => Ok(()),
             Entry::Dir => Err(self.invalid(format!("`{entry}` is a directory, not a file"))),

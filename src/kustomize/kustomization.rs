@@ -1,8 +1,8 @@
 //! Typed model of kustomization.yaml / Component files. Unknown fields are
 //! rejected up front as `Unsupported` so nothing is silently ignored.
 
+use camino::Utf8Path;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -195,7 +195,12 @@ pub struct Replica {
 }
 
 /// Fails with `Unsupported` naming the first key of `v` not in `allowed`.
-fn check_keys(file: &Path, prefix: &str, v: &Value, allowed: &[&str]) -> Result<(), BuildError> {
+fn check_keys(
+    file: &Utf8Path,
+    prefix: &str,
+    v: &Value,
+    allowed: &[&str],
+) -> Result<(), BuildError> {
     if let Some(map) = v.as_object()
         && let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str()))
     {
@@ -207,7 +212,7 @@ fn check_keys(file: &Path, prefix: &str, v: &Value, allowed: &[&str]) -> Result<
     Ok(())
 }
 
-fn check_each(file: &Path, v: &Value, field: &str, allowed: &[&str]) -> Result<(), BuildError> {
+fn check_each(file: &Utf8Path, v: &Value, field: &str, allowed: &[&str]) -> Result<(), BuildError> {
     if let Some(Value::Array(items)) = v.get(field) {
         for item in items {
             check_keys(file, &format!("{field}[]."), item, allowed)?;
@@ -232,7 +237,7 @@ const GEN_OPTIONS: &[&str] = &[
     "immutable",
 ];
 
-fn typed<T: DeserializeOwned>(file: &Path, v: Value) -> Result<T, BuildError> {
+fn typed<T: DeserializeOwned>(file: &Utf8Path, v: Value) -> Result<T, BuildError> {
     serde_json::from_value(v).map_err(|e| BuildError::Invalid {
         file: file.to_path_buf(),
         message: format!("invalid kustomization: {e}"),
@@ -241,7 +246,7 @@ fn typed<T: DeserializeOwned>(file: &Path, v: Value) -> Result<T, BuildError> {
 
 impl Kustomization {
     /// Validates field names and decodes `v`, the parsed kustomization file.
-    pub fn from_value(file: &Path, v: Value) -> Result<Self, BuildError> {
+    pub fn from_value(file: &Utf8Path, v: Value) -> Result<Self, BuildError> {
         if !v.is_object() {
             return Err(BuildError::Invalid {
                 file: file.to_path_buf(),
@@ -347,7 +352,7 @@ impl Kustomization {
     }
 
     /// kustomize's EnforceFields (after FixKustomization's defaults) and CheckEmpty.
-    pub fn enforce_fields(&self, file: &Path) -> Result<(), BuildError> {
+    pub fn enforce_fields(&self, file: &Utf8Path) -> Result<(), BuildError> {
         let invalid = |message: String| BuildError::Invalid {
             file: file.to_path_buf(),
             message,

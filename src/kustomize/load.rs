@@ -1,6 +1,6 @@
 //! Reading files and turning them into JSON values the way kustomize does (see `yaml`).
 
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use serde_json::Value;
 
@@ -11,14 +11,14 @@ mod memo;
 
 /// Parsed resource files by absolute path: each object with where it holds nulls written
 /// without text (see yaml::KDoc::to_json_marked).
-pub type Parsed = std::collections::HashMap<PathBuf, Vec<(Value, Vec<JsonPath>)>>;
+pub type Parsed = std::collections::HashMap<Utf8PathBuf, Vec<(Value, Vec<JsonPath>)>>;
 
 /// File names kustomize recognises, in its lookup order.
 pub const KUSTOMIZATION_FILES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// A loading error, attributed to `file`.
-pub fn load_error(file: &Path, e: LoadError) -> BuildError {
+pub fn load_error(file: &Utf8Path, e: LoadError) -> BuildError {
     match e {
         LoadError::Yaml { line, message } => BuildError::Yaml {
             file: file.to_path_buf(),
@@ -43,26 +43,26 @@ pub fn load_error(file: &Path, e: LoadError) -> BuildError {
 
 /// A kustomization (or configuration) file, as sigs.k8s.io/yaml reads it: the first
 /// document, go-yaml v2 rules. An empty file is an empty mapping.
-pub fn parse_kustomization(file: &Path, text: &str) -> Result<Value, BuildError> {
+pub fn parse_kustomization(file: &Utf8Path, text: &str) -> Result<Value, BuildError> {
     static MEMO: memo::Memo<Value> = memo::Memo::new();
     let parsed = MEMO.get(text, |text| parse_kustomization_text(file, text))?;
     Ok(Value::clone(&parsed))
 }
 
-fn parse_kustomization_text(file: &Path, text: &str) -> Result<Value, BuildError> {
+fn parse_kustomization_text(file: &Utf8Path, text: &str) -> Result<Value, BuildError> {
     Ok(yaml::yaml_to_json(text)
         .map_err(|e| load_error(file, e))?
         .unwrap_or_else(|| Value::Object(Default::default())))
 }
 
-fn not_k8s(file: &Path, message: String) -> BuildError {
+fn not_k8s(file: &Utf8Path, message: String) -> BuildError {
     BuildError::NotKubernetes {
         file: file.to_path_buf(),
         message,
     }
 }
 
-fn str_field<'a>(file: &Path, obj: &'a Value, path: &[&str]) -> Result<&'a str, BuildError> {
+fn str_field<'a>(file: &Utf8Path, obj: &'a Value, path: &[&str]) -> Result<&'a str, BuildError> {
     let mut cur = obj;
     for seg in path {
         match cur.get(seg) {
@@ -81,7 +81,7 @@ fn str_field<'a>(file: &Path, obj: &'a Value, path: &[&str]) -> Result<&'a str, 
 }
 
 /// kyaml's GetValidatedMetadata: a kind, and a name unless the kind is a list.
-fn validate(file: &Path, obj: &Value) -> Result<(), BuildError> {
+fn validate(file: &Utf8Path, obj: &Value) -> Result<(), BuildError> {
     if !obj.is_object() {
         return Err(not_k8s(
             file,
@@ -109,7 +109,7 @@ fn validate(file: &Path, obj: &Value) -> Result<(), BuildError> {
 /// other kind ending in `List` with `items` is replaced by its items (decoded without
 /// re-emission, appended after the file's other objects), and every object needs a kind
 /// and a name.
-pub fn parse_objects(file: &Path, text: &str) -> Result<Vec<Value>, BuildError> {
+pub fn parse_objects(file: &Utf8Path, text: &str) -> Result<Vec<Value>, BuildError> {
     Ok(parse_objects_marked(file, text)?
         .into_iter()
         .map(|(v, _)| v)
@@ -119,7 +119,7 @@ pub fn parse_objects(file: &Path, text: &str) -> Result<Vec<Value>, BuildError> 
 /// `parse_objects`, with where each object holds nulls written without text (see
 /// yaml::KDoc::to_json_marked).
 pub fn parse_objects_marked(
-    file: &Path,
+    file: &Utf8Path,
     text: &str,
 ) -> Result<Vec<(Value, Vec<JsonPath>)>, BuildError> {
     static MEMO: memo::Memo<Vec<(Value, Vec<JsonPath>)>> = memo::Memo::new();
@@ -127,7 +127,10 @@ pub fn parse_objects_marked(
     Ok(Vec::clone(&parsed))
 }
 
-fn parse_objects_text(file: &Path, text: &str) -> Result<Vec<(Value, Vec<JsonPath>)>, BuildError> {
+fn parse_objects_text(
+    file: &Utf8Path,
+    text: &str,
+) -> Result<Vec<(Value, Vec<JsonPath>)>, BuildError> {
     let err = |e| load_error(file, e);
     let docs = yaml::kio_documents(text).map_err(err)?;
     let mut queue: std::collections::VecDeque<(Value, Vec<JsonPath>)> = Default::default();
@@ -191,7 +194,7 @@ fn parse_objects_text(file: &Path, text: &str) -> Result<Vec<(Value, Vec<JsonPat
 
 /// JSON 6902 operations as kustomize decodes them: JSON when the text starts with `[`,
 /// else YAML read by sigs.k8s.io/yaml.
-pub fn parse_json_patch(file: &Path, text: &str) -> Result<Value, BuildError> {
+pub fn parse_json_patch(file: &Utf8Path, text: &str) -> Result<Value, BuildError> {
     if text.starts_with('[') {
         return serde_json::from_str(text).map_err(|e| BuildError::Patch {
             file: file.to_path_buf(),
@@ -204,7 +207,7 @@ pub fn parse_json_patch(file: &Path, text: &str) -> Result<Value, BuildError> {
 }
 
 /// Every document of the YAML stream `kubectl kustomize` printed.
-pub fn parse_output(source: &Path, text: &str) -> Result<Vec<Value>, BuildError> {
+pub fn parse_output(source: &Utf8Path, text: &str) -> Result<Vec<Value>, BuildError> {
     let err = |e| load_error(source, e);
     yaml::kio_documents(text)
         .map_err(err)?
@@ -279,7 +282,7 @@ mod tests {
             if crlf {
                 text = text.replace('\n', "\r\n");
             }
-            let file = Path::new("cells/a/x.yaml");
+            let file = Utf8Path::new("cells/a/x.yaml");
             for _ in 0..2 {
                 same(parse_objects_marked(file, &text), parse_objects_text(file, &text))?;
                 same(parse_kustomization(file, &text), parse_kustomization_text(file, &text))?;

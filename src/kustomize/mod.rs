@@ -22,7 +22,6 @@
 //! Every fixture under tests/fixtures/kustomize is checked against `kubectl
 //! kustomize` (kustomize v5.5.0).
 
-use crate::paths::PathExt as _;
 mod closure;
 mod external;
 mod fieldspec;
@@ -50,7 +49,7 @@ pub mod yaml;
 /// with an error rather than risking the stack.
 pub const MAX_NESTING: usize = 100;
 
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 pub use flux_generate::{FluxFields, FluxImage, FluxPatch};
 use fsroot::Fs;
@@ -61,9 +60,9 @@ pub struct Resource {
     /// The object as kustomize would print it.
     pub object: serde_json::Value,
     /// Repo-relative file it came from (the kustomization file for generated objects).
-    pub origin: PathBuf,
+    pub origin: Utf8PathBuf,
     /// Repo-relative patch files (or kustomization files for inline patches) that changed it.
-    pub patched_by: Vec<PathBuf>,
+    pub patched_by: Vec<Utf8PathBuf>,
 }
 
 /// How [`build`] renders a path.
@@ -80,77 +79,91 @@ pub enum Mode {
 /// Why a build failed. Every message names the file involved.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    #[error("{file}: `{field}` is not supported by the native kustomize builder", file = .file.utf8())]
-    Unsupported { file: PathBuf, field: String },
-    #[error("cannot read {path}: {source}", path = .path.utf8())]
+    #[error("{file}: `{field}` is not supported by the native kustomize builder")]
+    Unsupported { file: Utf8PathBuf, field: String },
+    #[error("cannot read {path}: {source}")]
     Io {
-        path: PathBuf,
+        path: Utf8PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{file}{loc}: invalid YAML: {message}", file = .file.utf8(), loc = line.map(|l| format!(":{l}")).unwrap_or_default())]
+    #[error("{file}{loc}: invalid YAML: {message}", loc = line.map(|l| format!(":{l}")).unwrap_or_default())]
     Yaml {
-        file: PathBuf,
+        file: Utf8PathBuf,
         line: Option<usize>,
         message: String,
     },
-    #[error("{file}: {message}", file = .file.utf8())]
-    Invalid { file: PathBuf, message: String },
+    #[error("{file}: {message}")]
+    Invalid { file: Utf8PathBuf, message: String },
     /// YAML cellgen refuses to parse (`crate::yaml_depth`).
-    #[error("{file}:{line}: {message}", file = .file.utf8())]
+    #[error("{file}:{line}: {message}")]
     Refused {
-        file: PathBuf,
+        file: Utf8PathBuf,
         line: usize,
         message: String,
     },
-    #[error("{file}: failed to decode Kubernetes YAML: {message}", file = .file.utf8())]
-    NotKubernetes { file: PathBuf, message: String },
-    #[error("{file}: resource `{entry}` does not exist", file = .file.utf8())]
-    MissingResource { file: PathBuf, entry: String },
-    #[error("component {path} does not exist", path = .path.utf8())]
-    MissingComponent { path: PathBuf },
-    #[error("{path} is a {kind}, not a kustomize Component (kind: Component, apiVersion: kustomize.config.k8s.io/v1alpha1)", path = .path.utf8())]
-    NotAComponent { path: PathBuf, kind: String },
-    #[error("{file}: may not add resource with an already registered id: {id}", file = .file.utf8())]
-    DuplicateId { file: PathBuf, id: String },
-    #[error("{file}: {message}", file = .file.utf8())]
-    Patch { file: PathBuf, message: String },
+    #[error("{file}: failed to decode Kubernetes YAML: {message}")]
+    NotKubernetes { file: Utf8PathBuf, message: String },
+    #[error("{file}: resource `{entry}` does not exist")]
+    MissingResource { file: Utf8PathBuf, entry: String },
+    #[error("component {path} does not exist")]
+    MissingComponent { path: Utf8PathBuf },
+    #[error(
+        "{path} is a {kind}, not a kustomize Component (kind: Component, apiVersion: kustomize.config.k8s.io/v1alpha1)"
+    )]
+    NotAComponent { path: Utf8PathBuf, kind: String },
+    #[error("{file}: may not add resource with an already registered id: {id}")]
+    DuplicateId { file: Utf8PathBuf, id: String },
+    #[error("{file}: {message}")]
+    Patch { file: Utf8PathBuf, message: String },
     #[error("`{command}` failed: {stderr}")]
     External { command: String, stderr: String },
-    #[error("{file}: `{entry}` cannot be read: {why}; Flux refuses any path that is not in or below the repository root", file = .file.utf8())]
+    #[error(
+        "{file}: `{entry}` cannot be read: {why}; Flux refuses any path that is not in or below the repository root"
+    )]
     OutsideRoot {
-        file: PathBuf,
+        file: Utf8PathBuf,
         entry: String,
         why: String,
     },
-    #[error("{file}: `{entry}` goes through the symbolic link {link}; Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not find it (commit the file itself)", file = .file.utf8(), link = .link.utf8())]
+    #[error(
+        "{file}: `{entry}` goes through the symbolic link {link}; Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not find it (commit the file itself)"
+    )]
     Symlink {
-        file: PathBuf,
+        file: Utf8PathBuf,
         entry: String,
-        link: PathBuf,
+        link: Utf8PathBuf,
     },
-    #[error("{file}: `{entry}` ({path}) is left out of Flux's artifact by {rule}, so Flux would not find it: change the rule or stop referring to the file", file = .file.utf8(), path = .path.utf8())]
+    #[error(
+        "{file}: `{entry}` ({path}) is left out of Flux's artifact by {rule}, so Flux would not find it: change the rule or stop referring to the file"
+    )]
     Ignored {
-        file: PathBuf,
+        file: Utf8PathBuf,
         entry: String,
-        path: PathBuf,
+        path: Utf8PathBuf,
         rule: String,
     },
-    #[error("{path} is not valid UTF-8 (first bad byte at offset {offset})", path = .path.utf8())]
-    NotUtf8 { path: PathBuf, offset: usize },
-    #[error("{file}: kustomizations nest more than {limit} levels deep (from {start} through {deepest}); flatten the chain", file = .file.utf8(), start = .start.utf8(), deepest = .deepest.utf8())]
+    #[error(
+        "{dir}: the entry `{name}` has a name that is not valid UTF-8 (shown with U+FFFD for the bytes that are not): Flux would read it, but cellgen works with UTF-8 paths only, so that every message names a file exactly; rename it"
+    )]
+    NotUtf8Name { dir: Utf8PathBuf, name: String },
+    #[error("{path} is not valid UTF-8 (first bad byte at offset {offset})")]
+    NotUtf8 { path: Utf8PathBuf, offset: usize },
+    #[error(
+        "{file}: kustomizations nest more than {limit} levels deep (from {start} through {deepest}); flatten the chain"
+    )]
     TooDeep {
         /// The kustomization listing the entry one level too deep.
-        file: PathBuf,
-        start: PathBuf,
-        deepest: PathBuf,
+        file: Utf8PathBuf,
+        start: Utf8PathBuf,
+        deepest: Utf8PathBuf,
         limit: usize,
     },
 }
 
 impl BuildError {
     /// The repository file (and line) an error is about, when it names one.
-    pub fn location(&self) -> Option<(&Path, Option<usize>)> {
+    pub fn location(&self) -> Option<(&Utf8Path, Option<usize>)> {
         match self {
             BuildError::Yaml { file, line, .. } => Some((file, *line)),
             BuildError::Refused { file, line, .. } => Some((file, Some(*line))),
@@ -168,6 +181,7 @@ impl BuildError {
             | BuildError::NotAComponent { path, .. }
             | BuildError::NotUtf8 { path, .. } => Some((path, None)),
             BuildError::TooDeep { file, .. } => Some((file, None)),
+            BuildError::NotUtf8Name { dir, .. } => Some((dir, None)),
             BuildError::External { .. } => None,
         }
     }
@@ -180,12 +194,12 @@ pub struct Repo {
 }
 
 impl Repo {
-    pub fn open(root: &Path) -> Result<Repo, BuildError> {
+    pub fn open(root: &Utf8Path) -> Result<Repo, BuildError> {
         Ok(Repo { fs: Fs::new(root)? })
     }
 
     /// The repository at `root` as `source` has it (a commit's tree: see `source`).
-    pub fn open_source(root: &Path, source: source::Source) -> Result<Repo, BuildError> {
+    pub fn open_source(root: &Utf8Path, source: source::Source) -> Result<Repo, BuildError> {
         Ok(Repo {
             fs: Fs::with_source(root, source)?,
         })
@@ -233,7 +247,7 @@ impl Repo {
         path: &str,
         entry: &str,
         missing_ok: bool,
-        listed_in: &Path,
+        listed_in: &Utf8Path,
     ) -> Result<(), BuildError> {
         native::check_component(&self.fs, path, entry, missing_ok, listed_in)
     }
@@ -243,7 +257,7 @@ impl Repo {
 /// `path` with `components` appended, run on a copy of just the files it reads (tests and
 /// benches compare the native builder with it byte for byte).
 pub fn external_output(
-    repo_root: &Path,
+    repo_root: &Utf8Path,
     path: &str,
     components: &[String],
 ) -> Result<String, BuildError> {
@@ -263,7 +277,7 @@ fn plain(components: &[String]) -> FluxFields {
 /// `path`) appended to its kustomization, in `kubectl kustomize` output order; a directory
 /// without a kustomization gets the one Flux generates.
 pub fn build(
-    repo_root: &Path,
+    repo_root: &Utf8Path,
     path: &str,
     components: &[String],
     mode: Mode,
@@ -274,7 +288,7 @@ pub fn build(
 /// What kustomize-controller builds for a Flux Kustomization at `path` with `flux` (see
 /// [`Repo::build`]).
 pub fn build_flux(
-    repo_root: &Path,
+    repo_root: &Utf8Path,
     path: &str,
     flux: &FluxFields,
     mode: Mode,

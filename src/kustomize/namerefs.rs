@@ -4,7 +4,7 @@
 //! kustomize's built-in `nameReference` configuration plus the kustomizations'
 //! `configurations`; the choice of the referred object is kustomize's, step by step.
 
-use std::path::Path;
+use camino::Utf8Path;
 
 use serde_json::{Map, Value};
 
@@ -307,7 +307,11 @@ pub fn merge_refs(base: &mut Vec<NameBackRef>, extra: &[NameBackRef]) {
     }
 }
 
-pub fn fix(resources: &mut [Res], backrefs: &[NameBackRef], file: &Path) -> Result<(), BuildError> {
+pub fn fix(
+    resources: &mut [Res],
+    backrefs: &[NameBackRef],
+    file: &Utf8Path,
+) -> Result<(), BuildError> {
     let cands: Vec<Cand> = resources.iter().map(Cand::of).collect();
     for (ri, r) in resources.iter_mut().enumerate() {
         let referrer = &cands[ri];

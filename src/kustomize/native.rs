@@ -1,9 +1,8 @@
 //! The native builder: kustomize's accumulate-then-transform recursion
 //! (api/internal/target/kusttarget.go) for the supported feature set.
 
-use crate::paths::PathExt as _;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -31,7 +30,7 @@ struct Built {
     resources: Vec<Res>,
     refs: Vec<NameBackRef>,
     /// Every directory entered while building it, for kustomize's cycle check.
-    dirs: HashSet<PathBuf>,
+    dirs: HashSet<Utf8PathBuf>,
 }
 
 pub struct Builder<'a> {
@@ -43,17 +42,17 @@ pub struct Builder<'a> {
     /// nameReference entries of `configurations` from every level, merged at the end.
     custom_refs: Vec<NameBackRef>,
     /// Kustomization directories being built, outermost first.
-    chain: Vec<PathBuf>,
+    chain: Vec<Utf8PathBuf>,
     /// Directories entered, per open sub-build (for `Built::dirs`).
-    entered: Vec<HashSet<PathBuf>>,
-    built: HashMap<PathBuf, Built>,
+    entered: Vec<HashSet<Utf8PathBuf>>,
+    built: HashMap<Utf8PathBuf, Built>,
     /// Sub-kustomizations built once already: a second listing keeps its result.
-    built_once: HashSet<PathBuf>,
+    built_once: HashSet<Utf8PathBuf>,
 }
 
 /// The directory of `spec.path`, refused unless Flux's artifact has it.
-fn top_dir(fs: &Fs, path: &str) -> Result<PathBuf, BuildError> {
-    let shown = PathBuf::from(path);
+fn top_dir(fs: &Fs, path: &str) -> Result<Utf8PathBuf, BuildError> {
+    let shown = Utf8PathBuf::from(path);
     let dir = fs.resolve(&fs.root, path, &shown)?;
     if fs.entry(&dir, &shown, path)? != Entry::Dir {
         return Err(BuildError::Invalid {
@@ -122,7 +121,7 @@ pub fn check_component(
     path: &str,
     entry: &str,
     missing_ok: bool,
-    listed_in: &Path,
+    listed_in: &Utf8Path,
 ) -> Result<(), BuildError> {
     if !flux_generate::is_local_relative_path(entry) {
         return Err(BuildError::Invalid {
@@ -166,7 +165,7 @@ pub fn check_component(
 /// kustomize rewrites every object's annotations from their text at the end of a build
 /// (RemoveBuildAnnotations). Values read from files already hold their text; values set
 /// since (JSON patches, replacements) print as Go would.
-fn stringify_annotations(r: &mut Res, file: &Path) -> Result<(), BuildError> {
+fn stringify_annotations(r: &mut Res, file: &Utf8Path) -> Result<(), BuildError> {
     // Removing the origin annotations (ClearAnnotation) drops an annotations field left
     // empty or null.
     if let Some(Value::Object(meta)) = r.obj.get_mut("metadata")
@@ -207,7 +206,7 @@ fn is_remote(entry: &str) -> bool {
 }
 
 /// Appends `new` to `acc`, rejecting ids already present (resWrangler.Append).
-pub fn append(acc: &mut Vec<Res>, new: Vec<Res>, file: &Path) -> Result<(), BuildError> {
+pub fn append(acc: &mut Vec<Res>, new: Vec<Res>, file: &Utf8Path) -> Result<(), BuildError> {
     let mut seen: HashSet<_> = acc.iter().map(Res::id_key).collect();
     for r in new {
         if !seen.insert(r.id_key()) {
@@ -222,18 +221,28 @@ pub fn append(acc: &mut Vec<Res>, new: Vec<Res>, file: &Path) -> Result<(), Buil
 }
 
 impl Builder<'_> {
-    pub fn rel(&self, abs: &Path) -> PathBuf {
+    pub fn rel(&self, abs: &Utf8Path) -> Utf8PathBuf {
         self.fs.rel(abs)
     }
 
     /// Resolves `entry` (relative to `dir`, listed in `file`) inside the repository.
-    pub fn resolve(&self, dir: &Path, entry: &str, file: &Path) -> Result<PathBuf, BuildError> {
+    pub fn resolve(
+        &self,
+        dir: &Utf8Path,
+        entry: &str,
+        file: &Utf8Path,
+    ) -> Result<Utf8PathBuf, BuildError> {
         self.fs.resolve(dir, entry, file)
     }
 
     /// Reads a file `entry` of `file` resolved to `abs`, naming the reference when it is
     /// missing or goes through a link.
-    pub fn read_listed(&self, abs: &Path, file: &Path, entry: &str) -> Result<String, BuildError> {
+    pub fn read_listed(
+        &self,
+        abs: &Utf8Path,
+        file: &Utf8Path,
+        entry: &str,
+    ) -> Result<String, BuildError> {
         match self.fs.entry(abs, file, entry)? {
             Entry::File => self.fs.read_text(abs),
             Entry::Dir | Entry::Missing => Err(BuildError::MissingResource {
@@ -244,7 +253,7 @@ impl Builder<'_> {
     }
 
     /// The objects of a resource file, as resources originating there.
-    fn objects(&mut self, abs: &Path) -> Result<Vec<Res>, BuildError> {
+    fn objects(&mut self, abs: &Utf8Path) -> Result<Vec<Res>, BuildError> {
         let origin = self.rel(abs);
         if !self.parsed.contains_key(abs) {
             let text = self.fs.read_text(abs)?;
@@ -263,9 +272,9 @@ impl Builder<'_> {
 
     fn load_kustomization(
         &mut self,
-        dir: &Path,
+        dir: &Utf8Path,
         role: Role,
-    ) -> Result<(PathBuf, Kustomization), BuildError> {
+    ) -> Result<(Utf8PathBuf, Kustomization), BuildError> {
         if role == Role::Top {
             // `spec.path`: the kustomization kustomize-controller writes there, which kustomize
             // then reads like any other.
@@ -294,14 +303,14 @@ impl Builder<'_> {
 
     /// kustomize's loader.New checks: no chain deeper than the bound, and no directory
     /// that is, or contains, one being built ("cycle detected").
-    fn enter_check(&self, dir: &Path, file: &Path) -> Result<(), BuildError> {
+    fn enter_check(&self, dir: &Utf8Path, file: &Utf8Path) -> Result<(), BuildError> {
         if let Some(visited) = self.chain.iter().find(|v| v.starts_with(dir)) {
             return Err(BuildError::Invalid {
                 file: file.to_path_buf(),
                 message: format!(
                     "cycle detected: candidate root '{}' contains visited root '{}'",
-                    self.rel(dir).utf8(),
-                    self.rel(visited).utf8()
+                    self.rel(dir),
+                    self.rel(visited)
                 ),
             });
         }
@@ -319,10 +328,10 @@ impl Builder<'_> {
     /// Builds `dir` into `acc`; returns its kustomization file.
     fn accumulate(
         &mut self,
-        dir: &Path,
+        dir: &Utf8Path,
         acc: &mut Vec<Res>,
         role: Role,
-    ) -> Result<PathBuf, BuildError> {
+    ) -> Result<Utf8PathBuf, BuildError> {
         self.chain.push(dir.to_path_buf());
         for e in &mut self.entered {
             e.insert(dir.to_path_buf());
@@ -333,7 +342,7 @@ impl Builder<'_> {
     }
 
     /// A sub-kustomization listed under `resources`: built once, reused when listed again.
-    fn sub_build(&mut self, abs: &Path, file: &Path) -> Result<Vec<Res>, BuildError> {
+    fn sub_build(&mut self, abs: &Utf8Path, file: &Utf8Path) -> Result<Vec<Res>, BuildError> {
         self.enter_check(abs, file)?;
         if let Some(b) = self.built.get(abs) {
             for d in &b.dirs {
@@ -370,10 +379,10 @@ impl Builder<'_> {
 
     fn accumulate_inner(
         &mut self,
-        dir: &Path,
+        dir: &Utf8Path,
         acc: &mut Vec<Res>,
         role: Role,
-    ) -> Result<PathBuf, BuildError> {
+    ) -> Result<Utf8PathBuf, BuildError> {
         let (file, k) = self.load_kustomization(dir, role)?;
         match (role, k.is_component()) {
             (Role::Component, false) => {
@@ -454,8 +463,8 @@ impl Builder<'_> {
     /// Reads a `configurations` file; only `nameReference` entries are supported.
     fn load_configuration(
         &mut self,
-        dir: &Path,
-        file: &Path,
+        dir: &Utf8Path,
+        file: &Utf8Path,
         entry: &str,
     ) -> Result<(), BuildError> {
         let abs = self.resolve(dir, entry, file)?;
@@ -483,8 +492,8 @@ impl Builder<'_> {
 
     fn generate(
         &mut self,
-        dir: &Path,
-        file: &Path,
+        dir: &Utf8Path,
+        file: &Utf8Path,
         k: &Kustomization,
         acc: &mut Vec<Res>,
     ) -> Result<(), BuildError> {
@@ -507,8 +516,8 @@ impl Builder<'_> {
 
     fn transform(
         &mut self,
-        dir: &Path,
-        file: &Path,
+        dir: &Utf8Path,
+        file: &Utf8Path,
         k: &Kustomization,
         acc: &mut Vec<Res>,
     ) -> Result<(), BuildError> {
@@ -534,7 +543,7 @@ impl Builder<'_> {
 }
 
 /// A generated object joins the accumulated ones (resWrangler.appendReplaceOrMerge).
-fn absorb(acc: &mut Vec<Res>, new: Res, file: &Path) -> Result<(), BuildError> {
+fn absorb(acc: &mut Vec<Res>, new: Res, file: &Utf8Path) -> Result<(), BuildError> {
     let behavior = new.behavior.clone().unwrap_or_default();
     let (av, kind, ns, name) = new.id_key();
     let matches: Vec<usize> = acc

@@ -2,7 +2,7 @@
 //! PatchTransformer, PatchStrategicMergeTransformer and PatchJson6902Transformer load,
 //! target and apply them.
 
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use serde_json::Value;
 
@@ -12,7 +12,7 @@ use super::resid::{Res, effective_namespace, split_api_version, str_at};
 use super::select::Compiled;
 use super::{BuildError, load, patch_json6902, patch_smp};
 
-fn patch_err(file: &Path, message: String) -> BuildError {
+fn patch_err(file: &Utf8Path, message: String) -> BuildError {
     BuildError::Patch {
         file: file.to_path_buf(),
         message,
@@ -22,10 +22,10 @@ fn patch_err(file: &Path, message: String) -> BuildError {
 /// Patch text and the file to blame for it (the kustomization for inline patches).
 fn content(
     b: &Builder,
-    dir: &Path,
-    file: &Path,
+    dir: &Utf8Path,
+    file: &Utf8Path,
     p: &Patch,
-) -> Result<(String, PathBuf), BuildError> {
+) -> Result<(String, Utf8PathBuf), BuildError> {
     let inline = p.patch.as_deref().map(str::trim).filter(|s| !s.is_empty());
     let path = p.path.as_deref().filter(|s| !s.is_empty());
     match (path, inline) {
@@ -43,7 +43,7 @@ fn content(
 }
 
 /// The resources a selector picks (resWrangler.Select).
-fn select(acc: &[Res], sel: &Selector, file: &Path) -> Result<Vec<usize>, BuildError> {
+fn select(acc: &[Res], sel: &Selector, file: &Utf8Path) -> Result<Vec<usize>, BuildError> {
     let c = Compiled::new(sel).map_err(|what| BuildError::Unsupported {
         file: file.to_path_buf(),
         field: format!("patch target {what}"),
@@ -64,7 +64,7 @@ fn select(acc: &[Res], sel: &Selector, file: &Path) -> Result<Vec<usize>, BuildE
 }
 
 /// resWrangler.GetById: the one resource with `doc`'s id as its current or a previous id.
-fn by_id(acc: &[Res], doc: &Value, source: &Path) -> Result<usize, BuildError> {
+fn by_id(acc: &[Res], doc: &Value, source: &Utf8Path) -> Result<usize, BuildError> {
     let s = |path: &[&str]| str_at(doc, path).to_string();
     let (av, kind, name, ns) = (
         s(&["apiVersion"]),
@@ -115,7 +115,7 @@ fn apply_smp(
     acc: &mut Vec<Res>,
     targets: &[usize],
     doc: &Value,
-    source: &Path,
+    source: &Utf8Path,
     allow: Allow,
 ) -> Result<(), BuildError> {
     let mut deleted = Vec::new();
@@ -175,7 +175,7 @@ fn apply_json(
     acc: &mut [Res],
     targets: &[usize],
     ops: &Value,
-    source: &Path,
+    source: &Utf8Path,
     store_prev: bool,
 ) -> Result<(), BuildError> {
     for &i in targets {
@@ -203,15 +203,15 @@ fn apply_json(
 /// else a file path (PatchStrategicMergeTransformer's loadFromPaths).
 pub fn strategic_merge_list(
     b: &Builder,
-    dir: &Path,
-    file: &Path,
+    dir: &Utf8Path,
+    file: &Utf8Path,
     entries: &[String],
     acc: &mut Vec<Res>,
 ) -> Result<(), BuildError> {
     if entries.is_empty() {
         return Ok(());
     }
-    let mut loaded: Vec<(Value, PathBuf)> = Vec::new();
+    let mut loaded: Vec<(Value, Utf8PathBuf)> = Vec::new();
     for e in entries {
         match load::parse_objects(file, e) {
             Ok(docs) => loaded.extend(docs.into_iter().map(|d| (d, file.to_path_buf()))),
@@ -238,8 +238,8 @@ pub fn strategic_merge_list(
 /// as exactly one of the two).
 pub fn patches(
     b: &Builder,
-    dir: &Path,
-    file: &Path,
+    dir: &Utf8Path,
+    file: &Utf8Path,
     entries: &[Patch],
     acc: &mut Vec<Res>,
 ) -> Result<(), BuildError> {
@@ -313,8 +313,8 @@ pub fn patches(
 /// `patchesJson6902`: a target with a name is required; the patch is YAML or JSON.
 pub fn json6902_list(
     b: &Builder,
-    dir: &Path,
-    file: &Path,
+    dir: &Utf8Path,
+    file: &Utf8Path,
     entries: &[Patch],
     acc: &mut [Res],
 ) -> Result<(), BuildError> {

@@ -2,7 +2,7 @@
 //! api/filters/replacement do them: a value read from one object (kyaml PathGetter) is
 //! copied into fields of others (kyaml PathMatcher), keeping each target scalar's type.
 
-use std::path::Path;
+use camino::{Utf8Path, Utf8PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -50,14 +50,14 @@ pub struct Target {
     pub options: Option<Options>,
 }
 
-fn err(file: &Path, message: String) -> BuildError {
+fn err(file: &Utf8Path, message: String) -> BuildError {
     BuildError::Invalid {
         file: file.to_path_buf(),
         message,
     }
 }
 
-fn unsupported(file: &Path, field: String) -> BuildError {
+fn unsupported(file: &Utf8Path, field: String) -> BuildError {
     BuildError::Unsupported {
         file: file.to_path_buf(),
         field,
@@ -67,10 +67,10 @@ fn unsupported(file: &Path, field: String) -> BuildError {
 /// The replacements of a kustomization: inline ones, and files named by `path`.
 fn load(
     b: &Builder,
-    dir: &Path,
-    file: &Path,
+    dir: &Utf8Path,
+    file: &Utf8Path,
     fields: &[ReplacementField],
-) -> Result<Vec<(Replacement, std::path::PathBuf)>, BuildError> {
+) -> Result<Vec<(Replacement, Utf8PathBuf)>, BuildError> {
     let mut out = Vec::new();
     for f in fields {
         match &f.path {
@@ -469,8 +469,8 @@ fn set_target(hit: Hit, value: &Value, options: &Option<Options>) -> Result<(), 
 
 pub fn run(
     b: &Builder,
-    dir: &Path,
-    file: &Path,
+    dir: &Utf8Path,
+    file: &Utf8Path,
     fields: &[ReplacementField],
     acc: &mut [Res],
 ) -> Result<(), BuildError> {
@@ -641,7 +641,7 @@ pub fn run(
     Ok(())
 }
 
-fn label_selected(r: &Res, s: &Selector, file: &Path) -> Result<bool, BuildError> {
+fn label_selected(r: &Res, s: &Selector, file: &Utf8Path) -> Result<bool, BuildError> {
     let only = Selector {
         label_selector: s.label_selector.clone(),
         annotation_selector: s.annotation_selector.clone(),

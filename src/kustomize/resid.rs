@@ -1,6 +1,6 @@
 //! The in-flight resource and its identity, as kustomize's resource and resid track them.
 
-use std::path::PathBuf;
+use camino::Utf8PathBuf;
 
 use serde_json::Value;
 
@@ -21,8 +21,8 @@ pub struct PrevId {
 #[derive(Debug, Clone)]
 pub struct Res {
     pub obj: Value,
-    pub origin: PathBuf,
-    pub patched_by: Vec<PathBuf>,
+    pub origin: Utf8PathBuf,
+    pub patched_by: Vec<Utf8PathBuf>,
     /// Every id the object had before its current one, oldest first (kustomize's PrevIds).
     pub history: Vec<PrevId>,
     /// Name prefixes and suffixes applied, innermost first.
@@ -38,7 +38,7 @@ pub struct Res {
 }
 
 impl Res {
-    pub fn new(obj: Value, origin: PathBuf) -> Self {
+    pub fn new(obj: Value, origin: Utf8PathBuf) -> Self {
         Res {
             obj,
             origin,

@@ -9,12 +9,12 @@
 //! repository root (which may be a sub-directory of the Git work tree: `ls-tree` run there lists
 //! that sub-tree only, relative to it).
 
+use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::path::{Component, Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -34,16 +34,16 @@ pub enum Kind {
 pub struct GitTree {
     /// The commit read, as `git rev-parse` printed it.
     pub commit: String,
-    files: BTreeMap<PathBuf, Blob>,
+    files: BTreeMap<Utf8PathBuf, Blob>,
     /// Where `git cat-file` runs, and the process once started.
-    root: PathBuf,
+    root: Utf8PathBuf,
     reader: Mutex<Option<CatFile>>,
-    links: BTreeSet<PathBuf>,
+    links: BTreeSet<Utf8PathBuf>,
     /// Every directory holding an entry (the root excluded).
-    dirs: BTreeSet<PathBuf>,
-    others: BTreeSet<PathBuf>,
+    dirs: BTreeSet<Utf8PathBuf>,
+    others: BTreeSet<Utf8PathBuf>,
     /// Each directory's entries (the root's under ""), sorted by name.
-    children: BTreeMap<PathBuf, Vec<(OsString, Kind)>>,
+    children: BTreeMap<Utf8PathBuf, Vec<(OsString, Kind)>>,
 }
 
 /// A regular file of the tree: its object id, and its contents once read.
@@ -62,7 +62,7 @@ struct CatFile {
 }
 
 impl CatFile {
-    fn start(root: &Path) -> io::Result<CatFile> {
+    fn start(root: &Utf8Path) -> io::Result<CatFile> {
         let mut child = git(root)
             .args(["cat-file", "--batch"])
             .stdin(Stdio::piped())
@@ -117,7 +117,9 @@ pub enum GitError {
     Command { command: String, message: String },
 }
 
-fn git(root: &Path) -> Command {
+/// A git command in `root` that never pages, prompts or follows replace refs (upgrade reads
+/// history through it too).
+pub(crate) fn git(root: &Utf8Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(root);
     // Never a pager, never a prompt, never the user's replace refs.
@@ -128,7 +130,7 @@ fn git(root: &Path) -> Command {
 }
 
 /// Runs `git args` in `root` and returns its standard output.
-pub fn git_output(root: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+pub fn git_output(root: &Utf8Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
     let shown = format!("git {}", args.join(" "));
     let out = git(root)
         .args(args)
@@ -149,7 +151,7 @@ pub fn git_output(root: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
 
 impl GitTree {
     /// The tree of commit `rev` below `root` (a directory of a Git work tree).
-    pub fn load(root: &Path, rev: &str) -> Result<GitTree, GitError> {
+    pub fn load(root: &Utf8Path, rev: &str) -> Result<GitTree, GitError> {
         let spec = format!("{rev}^{{commit}}");
         let commit = git_output(
             root,
@@ -174,15 +176,24 @@ impl GitTree {
         };
         for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             // "<mode> <type> <oid>\t<path>"
-            let text = String::from_utf8_lossy(record);
-            let Some((meta, path)) = text.split_once('\t') else {
+            let Some(tab) = record.iter().position(|b| *b == b'\t') else {
                 continue;
             };
+            let meta = String::from_utf8_lossy(&record[..tab]);
+            // A commit's listing is where its paths are first met: UTF-8, or an error naming
+            // the path (lossily: the one way to show it).
+            let path = std::str::from_utf8(&record[tab + 1..]).map_err(|_| GitError::Command {
+                command: format!("git ls-tree -r {commit}"),
+                message: format!(
+                    "the commit has a path that is not valid UTF-8, `{}` (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only",
+                    String::from_utf8_lossy(&record[tab + 1..])
+                ),
+            })?;
             let mut parts = meta.split(' ');
             let (mode, oid) = (parts.next().unwrap_or(""), parts.nth(1).unwrap_or(""));
-            let path = PathBuf::from(path);
+            let path = Utf8PathBuf::from(path);
             let mut parent = path.parent();
-            while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
+            while let Some(p) = parent.filter(|p| !p.as_str().is_empty()) {
                 // A directory already there has its parents there too.
                 if tree.dirs.contains(p) || !tree.dirs.insert(p.to_path_buf()) {
                     break;
@@ -207,7 +218,7 @@ impl GitTree {
                 }
             }
         }
-        let mut children: BTreeMap<PathBuf, BTreeMap<OsString, Kind>> = BTreeMap::new();
+        let mut children: BTreeMap<Utf8PathBuf, BTreeMap<OsString, Kind>> = BTreeMap::new();
         let entries = (tree.files.keys().map(|p| (p, Kind::File)))
             .chain(tree.dirs.iter().map(|p| (p, Kind::Dir)))
             .chain(tree.links.iter().map(|p| (p, Kind::Link)))
@@ -217,7 +228,7 @@ impl GitTree {
                 children
                     .entry(parent.to_path_buf())
                     .or_default()
-                    .insert(name.to_os_string(), kind);
+                    .insert(OsString::from(name), kind);
             }
         }
         tree.children = children
@@ -227,7 +238,7 @@ impl GitTree {
         Ok(tree)
     }
 
-    fn kind(&self, rel: &Path) -> Kind {
+    fn kind(&self, rel: &Utf8Path) -> Kind {
         if rel.as_os_str().is_empty() {
             Kind::Dir
         } else if self.files.contains_key(rel) {
@@ -244,7 +255,7 @@ impl GitTree {
     }
 
     /// The contents of file `rel`, read from Git the first time.
-    fn contents(&self, rel: &Path) -> io::Result<Vec<u8>> {
+    fn contents(&self, rel: &Utf8Path) -> io::Result<Vec<u8>> {
         let blob = self.files.get(rel).ok_or_else(not_found)?;
         let contents = blob.contents.get_or_init(|| {
             let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
@@ -255,7 +266,7 @@ impl GitTree {
             cat.read(&blob.oid).map_err(|e| {
                 // A broken exchange leaves the process unusable: start another next time.
                 *reader = None;
-                format!("cannot read {} from Git: {e}", rel.display())
+                format!("cannot read {rel} from Git: {e}")
             })
         });
         contents.clone().map_err(io::Error::other)
@@ -263,7 +274,7 @@ impl GitTree {
 
     /// Whether file `rel` holds exactly `bytes`: by object id when the repository's hash is
     /// known, without reading the file from Git.
-    fn holds(&self, rel: &Path, bytes: &[u8]) -> bool {
+    fn holds(&self, rel: &Utf8Path, bytes: &[u8]) -> bool {
         let Some(blob) = self.files.get(rel) else {
             return false;
         };
@@ -273,7 +284,7 @@ impl GitTree {
         }
     }
 
-    fn children(&self, rel: &Path) -> Vec<(OsString, Kind)> {
+    fn children(&self, rel: &Utf8Path) -> Vec<(OsString, Kind)> {
         self.children.get(rel).cloned().unwrap_or_default()
     }
 }
@@ -315,7 +326,7 @@ fn not_found() -> io::Error {
 }
 
 /// `abs` relative to `root`, for a Git tree (paths are lexically normal there).
-fn relative<'a>(root: &Path, abs: &'a Path) -> Cow<'a, Path> {
+fn relative<'a>(root: &Utf8Path, abs: &'a Utf8Path) -> Cow<'a, Utf8Path> {
     let rel = abs.strip_prefix(root).unwrap_or(abs);
     if rel.components().any(|c| matches!(c, Component::CurDir)) {
         Cow::Owned(
@@ -335,19 +346,19 @@ fn relative<'a>(root: &Path, abs: &'a Path) -> Cow<'a, Path> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Access {
     Kind {
-        root: PathBuf,
-        abs: PathBuf,
+        root: Utf8PathBuf,
+        abs: Utf8PathBuf,
         seen: Result<Kind, IoError>,
     },
     Read {
-        root: PathBuf,
-        abs: PathBuf,
+        root: Utf8PathBuf,
+        abs: Utf8PathBuf,
         seen: Result<Vec<u8>, IoError>,
     },
     /// Entries sorted by name (the disk lists them in no fixed order).
     ReadDir {
-        root: PathBuf,
-        abs: PathBuf,
+        root: Utf8PathBuf,
+        abs: Utf8PathBuf,
         seen: Result<Vec<(OsString, Kind)>, IoError>,
     },
 }
@@ -423,7 +434,7 @@ impl Source {
     }
 
     /// What `abs` (under `root`) is, without following a symbolic link.
-    pub fn kind(&self, root: &Path, abs: &Path) -> io::Result<Kind> {
+    pub fn kind(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
         let out = self.kind_unrecorded(root, abs);
         note(|| Access::Kind {
             root: root.to_path_buf(),
@@ -433,7 +444,7 @@ impl Source {
         out
     }
 
-    pub fn read(&self, root: &Path, abs: &Path) -> io::Result<Vec<u8>> {
+    pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         let out = self.read_unrecorded(root, abs);
         note(|| Access::Read {
             root: root.to_path_buf(),
@@ -444,7 +455,7 @@ impl Source {
     }
 
     /// The entries of directory `abs`, unsorted for the disk.
-    pub fn read_dir(&self, root: &Path, abs: &Path) -> io::Result<Vec<(OsString, Kind)>> {
+    pub fn read_dir(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
         let out = self.read_dir_unrecorded(root, abs);
         note(|| Access::ReadDir {
             root: root.to_path_buf(),
@@ -454,7 +465,7 @@ impl Source {
         out
     }
 
-    fn kind_unrecorded(&self, root: &Path, abs: &Path) -> io::Result<Kind> {
+    fn kind_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
         match self {
             Source::Disk => match std::fs::symlink_metadata(abs) {
                 Ok(m) if m.file_type().is_symlink() => Ok(Kind::Link),
@@ -475,14 +486,18 @@ impl Source {
         }
     }
 
-    fn read_unrecorded(&self, root: &Path, abs: &Path) -> io::Result<Vec<u8>> {
+    fn read_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         match self {
             Source::Disk => std::fs::read(abs),
             Source::Tree(tree) => tree.contents(&relative(root, abs)),
         }
     }
 
-    fn read_dir_unrecorded(&self, root: &Path, abs: &Path) -> io::Result<Vec<(OsString, Kind)>> {
+    fn read_dir_unrecorded(
+        &self,
+        root: &Utf8Path,
+        abs: &Utf8Path,
+    ) -> io::Result<Vec<(OsString, Kind)>> {
         match self {
             Source::Disk => {
                 let mut out = Vec::new();
@@ -513,7 +528,7 @@ impl Source {
     }
 
     /// A repository file (`rel` to `root`) as text, when it is a regular UTF-8 file.
-    pub fn read_text(&self, root: &Path, rel: &Path) -> Option<String> {
+    pub fn read_text(&self, root: &Utf8Path, rel: &Utf8Path) -> Option<String> {
         let abs = root.join(rel);
         if self.kind(root, &abs).ok()? != Kind::File {
             return None;
@@ -522,12 +537,14 @@ impl Source {
     }
 
     /// The sub-directories of `rel` (names not starting with a dot), sorted.
-    pub fn list_dirs(&self, root: &Path, rel: &Path) -> Vec<String> {
+    pub fn list_dirs(&self, root: &Utf8Path, rel: &Utf8Path) -> Vec<String> {
         let mut names: Vec<String> = self
             .read_dir(root, &root.join(rel))
             .unwrap_or_default()
             .into_iter()
             .filter(|(_, kind)| *kind == Kind::Dir)
+            // Always UTF-8 in a commit's tree (checked when it is loaded); a working tree's
+            // directories are listed by `repo::list_dirs`, which refuses other names.
             .filter_map(|(name, _)| name.into_string().ok())
             .filter(|n| !n.starts_with('.'))
             .collect();
@@ -536,32 +553,37 @@ impl Source {
     }
 }
 
+/// Runs git in `root` with a fixed identity for a test, failing it when git fails.
+#[cfg(test)]
+pub(crate) fn git_for_test(root: &Utf8Path, args: &[&str]) -> String {
+    let out = git(root)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("git prints UTF-8")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(root: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
+    use git_for_test as git;
 
     /// A file's object id is Git's, in either hash, so an unchanged file is never read from Git.
     #[test]
     fn object_ids_are_gits_and_reads_replay_by_them() {
         for format in ["sha1", "sha256"] {
             let dir = tempfile::tempdir().unwrap();
-            let root = std::fs::canonicalize(dir.path()).unwrap();
+            let root = Utf8Path::from_path(dir.path())
+                .unwrap()
+                .canonicalize_utf8()
+                .unwrap();
             git(&root, &["init", "-q", &format!("--object-format={format}")]);
             std::fs::write(root.join("a.yaml"), "a: 1\n").unwrap();
             std::fs::write(root.join("b.yaml"), "b: 1\n").unwrap();
@@ -596,9 +618,10 @@ mod tests {
     #[test]
     fn recordings_nest() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a"), "x").unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        std::fs::write(root.join("a"), "x").unwrap();
         let ((_, inner), outer) =
-            recording(|| recording(|| Source::Disk.read(dir.path(), &dir.path().join("a"))));
+            recording(|| recording(|| Source::Disk.read(root, &root.join("a"))));
         assert_eq!(inner.len(), 1);
         assert_eq!(inner, outer);
     }

@@ -13,7 +13,7 @@
 //! last matching pattern deciding. The bootstrap GitRepository that `flux_bootstrap_git`
 //! writes sets no `spec.ignore`, so nothing else applies.
 
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use super::BuildError;
 use super::source::{Kind, Source};
@@ -28,7 +28,7 @@ const EXCLUDE_EXTRA: &str = "**/.goreleaser.yml,**/.sops.yaml,**/.flux.yaml";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     /// A line of a `.sourceignore` file (repository-relative).
-    File { path: PathBuf, line: usize },
+    File { path: Utf8PathBuf, line: usize },
     /// source-controller's exclusions of version-control files, always in force.
     Vcs,
     /// source-controller's default exclusions, in force when no `.sourceignore` pattern is.
@@ -188,7 +188,7 @@ impl Matcher {
     }
 
     /// The pattern that excludes `rel` (repository-relative) from the artifact, if one does.
-    pub fn excluded_by(&self, rel: &Path, is_dir: bool) -> Option<&Pattern> {
+    pub fn excluded_by(&self, rel: &Utf8Path, is_dir: bool) -> Option<&Pattern> {
         let parts: Vec<&[u8]> = rel
             .components()
             .map(|c| c.as_os_str().as_encoded_bytes())
@@ -210,7 +210,7 @@ fn split_list(list: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The matcher source-controller archives a GitRepository with (no `spec.ignore`).
-pub fn load(source: &Source, root: &Path) -> Result<Matcher, BuildError> {
+pub fn load(source: &Source, root: &Utf8Path) -> Result<Matcher, BuildError> {
     let mut found = Vec::new();
     load_dir(source, root, root, &[], &mut found)?;
     let parse = |list: &'static str, origin: Origin| {
@@ -231,12 +231,12 @@ pub fn load(source: &Source, root: &Path) -> Result<Matcher, BuildError> {
 /// name order, depth first), `.git` and symbolic links left out.
 fn load_dir(
     source: &Source,
-    root: &Path,
-    dir: &Path,
+    root: &Utf8Path,
+    dir: &Utf8Path,
     domain: &[Vec<u8>],
     out: &mut Vec<Pattern>,
 ) -> Result<(), BuildError> {
-    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).to_path_buf();
+    let rel = |p: &Utf8Path| p.strip_prefix(root).unwrap_or(p).to_path_buf();
     let file = dir.join(IGNORE_FILE);
     match source.kind(root, &file) {
         Ok(Kind::Link) => {
@@ -262,14 +262,24 @@ fn load_dir(
     let mut subdirs = Vec::new();
     for (name, kind) in source.read_dir(root, dir).map_err(io)? {
         if kind == Kind::Dir && name != ".git" {
-            subdirs.push(name);
+            // A directory whose name is not UTF-8 may hold a .sourceignore Flux reads: an error
+            // naming where, never patterns silently missed.
+            match name.into_string() {
+                Ok(name) => subdirs.push(name),
+                Err(name) => {
+                    return Err(BuildError::NotUtf8Name {
+                        dir: rel(dir),
+                        name: name.to_string_lossy().into_owned(),
+                    });
+                }
+            }
         }
     }
     // os.ReadDir sorts by name.
     subdirs.sort();
     for name in subdirs {
         let mut sub = domain.to_vec();
-        sub.push(name.as_encoded_bytes().to_vec());
+        sub.push(name.as_bytes().to_vec());
         load_dir(source, root, &dir.join(&name), &sub, out)?;
     }
     Ok(())
@@ -277,7 +287,7 @@ fn load_dir(
 
 /// sourceignore.ReadPatterns: one pattern a line, `#` comments and blank lines skipped.
 /// bufio.Scanner stops (silently) at a line longer than its 64 KiB buffer.
-fn read_patterns(bytes: &[u8], domain: &[Vec<u8>], file: &Path) -> Vec<Pattern> {
+fn read_patterns(bytes: &[u8], domain: &[Vec<u8>], file: &Utf8Path) -> Vec<Pattern> {
     const MAX_LINE: usize = 64 * 1024 - 1;
     let mut out = Vec::new();
     let mut lines = bytes.split(|b| *b == b'\n').enumerate().peekable();
@@ -601,12 +611,12 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         }
-        let m = load(&Source::Disk, dir.path()).unwrap();
+        let m = load(&Source::Disk, Utf8Path::from_path(dir.path()).unwrap()).unwrap();
         (dir, m)
     }
 
     fn excluded(m: &Matcher, path: &str) -> bool {
-        m.excluded_by(Path::new(path), false).is_some()
+        m.excluded_by(Utf8Path::new(path), false).is_some()
     }
 
     #[test]
@@ -653,7 +663,9 @@ mod tests {
         assert!(!excluded(&m, "secret.yaml"));
         assert!(excluded(&m, "x/a/deep/f.yaml"));
         assert!(!excluded(&m, "deep/f.yaml"));
-        let by = m.excluded_by(Path::new("sub/secret.yaml"), false).unwrap();
+        let by = m
+            .excluded_by(Utf8Path::new("sub/secret.yaml"), false)
+            .unwrap();
         assert_eq!(
             by.origin,
             Origin::File {
@@ -664,7 +676,7 @@ mod tests {
         // A directory-only pattern does not match a file of that name.
         let (_d, m) = matcher(&[(".sourceignore", "build/\n")]);
         assert!(!excluded(&m, "build"));
-        assert!(m.excluded_by(Path::new("build"), true).is_some());
+        assert!(m.excluded_by(Utf8Path::new("build"), true).is_some());
         assert!(excluded(&m, "build/x.yaml"));
     }
 }

@@ -1,7 +1,7 @@
 //! The simple builtin transformers, as kustomize v5.5 runs them (api/internal/builtins and
 //! api/filters): namespace, name prefix/suffix, labels, annotations, replicas and images.
 
-use std::path::Path;
+use camino::Utf8Path;
 
 use serde_json::Value;
 
@@ -10,7 +10,7 @@ use super::fieldspec::{self, CreateKind, FieldSpec};
 use super::kustomization::{Image, Kustomization, Replica};
 use super::resid::Res;
 
-fn invalid(file: &Path, r: &Res, message: String) -> BuildError {
+fn invalid(file: &Utf8Path, r: &Res, message: String) -> BuildError {
     BuildError::Invalid {
         file: file.to_path_buf(),
         message: format!("{} {}: {message}", r.kind(), r.name()),
@@ -31,7 +31,7 @@ fn set_scalar(v: &mut Value, s: &str) -> Result<(), String> {
 }
 
 /// NamespaceTransformer (defaultOnly role binding subjects).
-pub fn namespace(resources: &mut [Res], ns: &str, file: &Path) -> Result<(), BuildError> {
+pub fn namespace(resources: &mut [Res], ns: &str, file: &Utf8Path) -> Result<(), BuildError> {
     let specs = fieldspec::section("namespace");
     for i in 0..resources.len() {
         let r = &mut resources[i];
@@ -104,7 +104,7 @@ pub fn prefix_suffix(
     resources: &mut [Res],
     affix: &str,
     prefix: bool,
-    file: &Path,
+    file: &Utf8Path,
 ) -> Result<(), BuildError> {
     let specs = fieldspec::section(if prefix { "namePrefix" } else { "nameSuffix" });
     for r in resources.iter_mut() {
@@ -157,7 +157,7 @@ fn add_pairs(
     r: &mut Res,
     specs: &[FieldSpec],
     pairs: &[(String, String)],
-    file: &Path,
+    file: &Utf8Path,
 ) -> Result<(), BuildError> {
     let applicable: Vec<&FieldSpec> = specs.iter().filter(|s| s.applies_to(r)).collect();
     for spec in applicable {
@@ -177,7 +177,7 @@ fn add_pairs(
 }
 
 /// LabelTransformer: each `labels` entry, then commonLabels.
-pub fn labels(resources: &mut [Res], k: &Kustomization, file: &Path) -> Result<(), BuildError> {
+pub fn labels(resources: &mut [Res], k: &Kustomization, file: &Utf8Path) -> Result<(), BuildError> {
     if k.labels.is_empty() && k.common_labels.is_empty() {
         return Ok(());
     }
@@ -216,7 +216,7 @@ pub fn labels(resources: &mut [Res], k: &Kustomization, file: &Path) -> Result<(
 pub fn annotations(
     resources: &mut [Res],
     k: &Kustomization,
-    file: &Path,
+    file: &Utf8Path,
 ) -> Result<(), BuildError> {
     if k.common_annotations.is_empty() {
         return Ok(());
@@ -237,7 +237,7 @@ pub fn annotations(
 pub fn replicas(
     resources: &mut [Res],
     replicas: &[Replica],
-    file: &Path,
+    file: &Utf8Path,
 ) -> Result<(), BuildError> {
     let specs = fieldspec::section("replicas");
     for rep in replicas {
@@ -368,7 +368,7 @@ fn legacy_images(v: &mut Value, img: &Image, re: &regex::Regex) -> Result<(), St
 /// ImageTagTransformer, once per `images` entry: the legacy filter, then the field specs;
 /// CustomResourceDefinitions are left alone. The image name is a regular expression, as
 /// in kustomize (`^name(:tag)?(@sha256:digest)?$`).
-pub fn images(resources: &mut [Res], images: &[Image], file: &Path) -> Result<(), BuildError> {
+pub fn images(resources: &mut [Res], images: &[Image], file: &Utf8Path) -> Result<(), BuildError> {
     let specs = fieldspec::section("images");
     for img in images {
         let pattern = format!(

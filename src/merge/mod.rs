@@ -14,7 +14,7 @@ mod blocks;
 mod diff3;
 mod entries;
 
-use std::path::Path;
+use camino::Utf8Path;
 
 /// How a file is read for merging.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +25,8 @@ pub enum Syntax {
 }
 
 impl Syntax {
-    pub fn of(path: &Path) -> Syntax {
-        match path.extension().and_then(|e| e.to_str()) {
+    pub fn of(path: &Utf8Path) -> Syntax {
+        match path.extension() {
             Some("yaml" | "yml") => Syntax::Yaml,
             Some("tf" | "tfvars" | "hcl") => Syntax::Hcl,
             _ => Syntax::Text,
@@ -186,10 +186,10 @@ mod tests {
 
     #[test]
     fn syntax_follows_the_extension() {
-        assert_eq!(Syntax::of(Path::new("a/b.yaml")), Syntax::Yaml);
-        assert_eq!(Syntax::of(Path::new("terraform.tfvars")), Syntax::Hcl);
-        assert_eq!(Syntax::of(Path::new("x.tf")), Syntax::Hcl);
-        assert_eq!(Syntax::of(Path::new("README")), Syntax::Text);
+        assert_eq!(Syntax::of(Utf8Path::new("a/b.yaml")), Syntax::Yaml);
+        assert_eq!(Syntax::of(Utf8Path::new("terraform.tfvars")), Syntax::Hcl);
+        assert_eq!(Syntax::of(Utf8Path::new("x.tf")), Syntax::Hcl);
+        assert_eq!(Syntax::of(Utf8Path::new("README")), Syntax::Text);
     }
 
     #[test]

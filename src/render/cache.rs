@@ -1,8 +1,8 @@
 //! Builds keyed by (layer path, Flux fields), shared by the cells (and threads) that use them;
 //! and, for `cellgen diff`, by the two sides of a comparison when a build read the same files.
 
+use camino::Utf8Path;
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::kustomize::source::{Access, Source};
@@ -46,18 +46,18 @@ pub struct BuildCache {
 }
 
 impl BuildCache {
-    pub fn new(root: &Path, mode: Mode) -> BuildCache {
+    pub fn new(root: &Utf8Path, mode: Mode) -> BuildCache {
         BuildCache::with_source(root, Source::Disk, mode)
     }
 
     /// Builds of the repository at `root` as `source` has it (the working tree or a commit).
-    pub fn with_source(root: &Path, source: Source, mode: Mode) -> BuildCache {
+    pub fn with_source(root: &Utf8Path, source: Source, mode: Mode) -> BuildCache {
         BuildCache::open(root, source, mode, false, None)
     }
 
     /// Like [`BuildCache::with_source`], keeping what each build reads, so that a cache made
     /// with [`BuildCache::sharing`] takes the builds that read the same there.
-    pub fn recording(root: &Path, source: Source, mode: Mode) -> BuildCache {
+    pub fn recording(root: &Utf8Path, source: Source, mode: Mode) -> BuildCache {
         BuildCache::open(root, source, mode, true, None)
     }
 
@@ -65,12 +65,17 @@ impl BuildCache {
     /// cache, same root and mode) when every file and directory they read is the same here:
     /// `cellgen diff` builds an unchanged layer once for both sides. Nothing is shared when the
     /// artifact rules differ (a `.sourceignore` changed).
-    pub fn sharing(root: &Path, source: Source, mode: Mode, other: Arc<BuildCache>) -> BuildCache {
+    pub fn sharing(
+        root: &Utf8Path,
+        source: Source,
+        mode: Mode,
+        other: Arc<BuildCache>,
+    ) -> BuildCache {
         BuildCache::open(root, source, mode, false, Some(other))
     }
 
     fn open(
-        root: &Path,
+        root: &Utf8Path,
         source: Source,
         mode: Mode,
         record: bool,
@@ -156,7 +161,7 @@ impl BuildCache {
         path: &str,
         component: &str,
         missing_ok: bool,
-        listed_in: &Path,
+        listed_in: &Utf8Path,
     ) -> Result<(), Arc<BuildError>> {
         // Only success is remembered: an error names `listed_in`, which differs per cell.
         let key = (path.to_string(), component.to_string(), missing_ok);

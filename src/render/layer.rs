@@ -1,8 +1,8 @@
 //! A `kustomize.toolkit.fluxcd.io/v1` Kustomization as cellgen renders it: every field that
 //! changes what kustomize-controller applies, and the fields cellgen cannot apply.
 
+use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -21,7 +21,7 @@ pub struct FluxLayer {
     /// `metadata.namespace` (empty when the object has none).
     pub namespace: String,
     /// Repository-relative file that declares it.
-    pub file: PathBuf,
+    pub file: Utf8PathBuf,
     /// The object as the cell's directory renders it.
     pub object: Value,
     /// `spec.path` as written.
@@ -141,7 +141,7 @@ pub fn is_flux_kustomization(object: &Value) -> bool {
 
 impl FluxLayer {
     /// Reads a Flux Kustomization object; the error names the field that does not fit.
-    pub fn parse(object: &Value, file: PathBuf) -> Result<FluxLayer, String> {
+    pub fn parse(object: &Value, file: Utf8PathBuf) -> Result<FluxLayer, String> {
         let metadata: RawMetadata = match object.get("metadata") {
             Some(m) => RawMetadata::deserialize(m).map_err(|e| format!("metadata: {e}"))?,
             None => RawMetadata::default(),

@@ -2,31 +2,15 @@
 //! read it made answers the same, and a layer's objects only when its build and variables are
 //! the same.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use super::{BuildCache, load_cell, render_layers_reusing};
-use crate::kustomize::source::{GitTree, Source};
+use crate::kustomize::source::{GitTree, Source, git_for_test as git};
 use crate::kustomize::{FluxFields, Mode};
 
-fn git(root: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
+fn write(root: &Utf8Path, rel: &str, text: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -54,9 +38,12 @@ fn config_map(name: &str) -> String {
 }
 
 /// A committed repository: cell `c` with layers `apps` and `infra`, each one ConfigMap.
-fn repository() -> (tempfile::TempDir, PathBuf) {
+fn repository() -> (tempfile::TempDir, Utf8PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let root = Utf8Path::from_path(dir.path())
+        .unwrap()
+        .canonicalize_utf8()
+        .unwrap();
     git(&root, &["init", "-q", "-b", "main"]);
     write(
         &root,
@@ -79,7 +66,7 @@ fn repository() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// The working tree's cache (recording, every build made) and the base's, sharing it.
-fn caches(root: &Path) -> (Arc<BuildCache>, BuildCache) {
+fn caches(root: &Utf8Path) -> (Arc<BuildCache>, BuildCache) {
     let head = Arc::new(BuildCache::recording(root, Source::Disk, Mode::Native));
     for path in ["apps", "infra"] {
         head.build(path, &FluxFields::default());

@@ -8,12 +8,12 @@
 //! component's `.tf`) are recognised by their text: what this cellgen generates, or what 0.1.0
 //! generated where that differs (`HISTORY`), in the file or in its Git history.
 
-use crate::paths::PathExt as _;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::kustomize::source::git;
 use crate::state::sha256;
 
 /// What cellgen 0.1.0 generated where this cellgen generates something else, for the files it
@@ -44,8 +44,8 @@ const HISTORY: &[(&str, &str)] = &[
 
 /// Texts older cellgen versions generated at `path` without recording them (`git_branch`: the
 /// branch Flux syncs from, which the CI workflow names).
-pub fn history(path: &Path, git_branch: &str) -> Vec<String> {
-    let parts: Vec<&str> = path.iter().filter_map(|p| p.to_str()).collect();
+pub fn history(path: &Utf8Path, git_branch: &str) -> Vec<String> {
+    let parts: Vec<&str> = path.iter().collect();
     HISTORY
         .iter()
         .filter(|(pattern, _)| {
@@ -73,7 +73,7 @@ pub fn history(path: &Path, git_branch: &str) -> Vec<String> {
 #[derive(Debug, Default)]
 pub struct GitTexts {
     /// Per path, newest first: (sha256 of the text with LF line endings, the text).
-    by_path: HashMap<PathBuf, Vec<(String, String)>>,
+    by_path: HashMap<Utf8PathBuf, Vec<(String, String)>>,
     /// Why Git could not tell, if it could not.
     pub unavailable: Option<String>,
 }
@@ -81,7 +81,7 @@ pub struct GitTexts {
 impl GitTexts {
     /// Reads every version of `paths` (relative to `root`) in the history of every branch and
     /// tag, and in Git's index. Nothing is asked of Git when `paths` is empty.
-    pub fn load(root: &Path, paths: &BTreeSet<PathBuf>) -> GitTexts {
+    pub fn load(root: &Utf8Path, paths: &BTreeSet<Utf8PathBuf>) -> GitTexts {
         if paths.is_empty() {
             return GitTexts::default();
         }
@@ -98,7 +98,7 @@ impl GitTexts {
     }
 
     /// The text of `path` with this hash, if Git has one.
-    pub fn find(&self, path: &Path, hash: &str) -> Option<&str> {
+    pub fn find(&self, path: &Utf8Path, hash: &str) -> Option<&str> {
         self.by_path
             .get(path)?
             .iter()
@@ -107,7 +107,7 @@ impl GitTexts {
     }
 
     /// Of `texts`, the one Git has most recently had at `path`.
-    pub fn newest_of<'a>(&self, path: &Path, texts: &'a [String]) -> Option<&'a str> {
+    pub fn newest_of<'a>(&self, path: &Utf8Path, texts: &'a [String]) -> Option<&'a str> {
         let versions = self.by_path.get(path)?;
         versions.iter().find_map(|(hash, _)| {
             texts
@@ -118,28 +118,22 @@ impl GitTexts {
     }
 }
 
-fn git(root: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(root);
-    cmd
-}
-
 fn read_history(
-    root: &Path,
-    paths: &BTreeSet<PathBuf>,
-) -> Result<HashMap<PathBuf, Vec<(String, String)>>, String> {
+    root: &Utf8Path,
+    paths: &BTreeSet<Utf8PathBuf>,
+) -> Result<HashMap<Utf8PathBuf, Vec<(String, String)>>, String> {
     let inside = git(root)
         .args(["rev-parse", "--is-inside-work-tree"])
         .stderr(Stdio::null())
         .output()
         .map_err(|e| format!("git could not be run ({e})"))?;
     if !inside.status.success() {
-        return Err(format!("{} is not in a Git repository", root.utf8()));
+        return Err(format!("{} is not in a Git repository", root));
     }
     // Blob ids per path, newest first: staged versions, then every commit's (merges too).
-    let mut blobs: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    let mut blobs: HashMap<Utf8PathBuf, Vec<String>> = HashMap::new();
     let mut add = |path: &str, id: &str| {
-        let path = PathBuf::from(path);
+        let path = Utf8PathBuf::from(path);
         if id.bytes().all(|b| b == b'0') || !paths.contains(&path) {
             return;
         }
@@ -220,7 +214,7 @@ fn run(cmd: &mut Command) -> Result<Vec<u8>, String> {
 }
 
 /// The blobs' contents as text with LF line endings (a blob that is not UTF-8 is left out).
-fn cat_blobs(root: &Path, ids: &[String]) -> Result<HashMap<String, String>, String> {
+fn cat_blobs(root: &Utf8Path, ids: &[String]) -> Result<HashMap<String, String>, String> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
@@ -279,7 +273,7 @@ mod tests {
 
     #[test]
     fn history_patterns_match_one_component_per_star() {
-        let at = |p: &str| history(Path::new(p), "trunk");
+        let at = |p: &str| history(Utf8Path::new(p), "trunk");
         assert_eq!(at("terraform/cells/eu-west-2-prod/karpenter.tf").len(), 1);
         assert!(at("terraform/cells/a/b/karpenter.tf").is_empty());
         assert!(at("components/karpenter/configs/nodepool.yaml").is_empty());

@@ -2,7 +2,7 @@
 //! as it is) and theirs (what this cellgen generates) decide whether it is replaced, merged, kept
 //! or left alone, and what the record says of it afterwards.
 
-use std::path::{Path, PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::merge::{self, Syntax};
 use crate::state::{FileRecord, sha256};
@@ -48,7 +48,7 @@ impl Outcome {
 /// The decision for one file.
 #[derive(Debug, Clone)]
 pub struct Decision {
-    pub path: PathBuf,
+    pub path: Utf8PathBuf,
     pub outcome: Outcome,
     /// The file's new content (None: delete it), when it changes.
     pub write: Option<Option<String>>,
@@ -69,7 +69,7 @@ fn record_for(theirs: &str, previous: Option<&FileRecord>) -> FileRecord {
 }
 
 pub fn decide(
-    path: &Path,
+    path: &Utf8Path,
     ours: Option<&str>,
     theirs: Option<&str>,
     base: Base,
@@ -156,7 +156,7 @@ mod tests {
     use super::*;
 
     fn run(ours: Option<&str>, theirs: Option<&str>, base: Base) -> Decision {
-        decide(Path::new("a.yaml"), ours, theirs, base, None, "cellgen")
+        decide(Utf8Path::new("a.yaml"), ours, theirs, base, None, "cellgen")
     }
 
     #[test]

@@ -11,14 +11,13 @@
 //! this cellgen generated, text included, so the next upgrade needs no Git history. Nothing here
 //! writes: the command applies (or prints) the plan.
 
-use crate::paths::PathExt as _;
 mod bases;
 mod files;
 mod requests;
 mod settings;
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use crate::catalog::{COMPONENTS_DIR, Catalog};
 use crate::cell::CellName;
@@ -48,7 +47,7 @@ pub struct Notice {
 #[derive(Debug, Clone, Default)]
 pub struct Group {
     pub cell: Option<String>,
-    pub files: Vec<(PathBuf, Outcome)>,
+    pub files: Vec<(Utf8PathBuf, Outcome)>,
 }
 
 impl Group {
@@ -65,11 +64,11 @@ pub struct Report {
     pub settings: Vec<String>,
     pub notices: Vec<Notice>,
     /// Conflict markers left in files from before this run (path, line).
-    pub unresolved: Vec<(PathBuf, usize)>,
+    pub unresolved: Vec<(Utf8PathBuf, usize)>,
 }
 
 impl Report {
-    pub fn conflicts(&self) -> Vec<(&Path, usize)> {
+    pub fn conflicts(&self) -> Vec<(&Utf8Path, usize)> {
         self.groups
             .iter()
             .flat_map(|g| &g.files)
@@ -193,13 +192,13 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     requests.extend(repo_requests.iter().cloned());
 
     // One look into Git for every base no record holds.
-    let lookups: BTreeSet<PathBuf> = requests
+    let lookups: BTreeSet<Utf8PathBuf> = requests
         .iter()
         .filter(|r| r.needs_git())
         .map(|r| r.path.clone())
         .collect();
     let git = bases::GitTexts::load(plan.root(), &lookups);
-    let mut decided: BTreeMap<PathBuf, Decision> = requests
+    let mut decided: BTreeMap<Utf8PathBuf, Decision> = requests
         .iter()
         .filter_map(|r| r.decide(&git, &label))
         .map(|d| (d.path.clone(), d))
@@ -236,7 +235,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
             continue;
         };
         apply(plan, &decision)?;
-        let key = crate::paths::utf8(&request.path).into_string();
+        let key = request.path.to_string();
         match &decision.record {
             Some(entry) => repo_files.insert(key, entry.clone()),
             None => repo_files.remove(&key),
@@ -246,7 +245,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     if repo_files != previous.files {
         state::save_at(
             plan,
-            Path::new(state::REPOSITORY_RECORD),
+            Utf8Path::new(state::REPOSITORY_RECORD),
             CellRecord {
                 files: repo_files,
                 legacy: false,
@@ -256,7 +255,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     }
     report.groups.push(repo_group);
     for (cell, decisions, _) in &mut cell_plans {
-        let mine: Vec<PathBuf> = decided
+        let mine: Vec<Utf8PathBuf> = decided
             .keys()
             .filter(|p| state::in_cell(p, cell))
             .cloned()
@@ -275,10 +274,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
         for decision in decisions {
             apply(plan, &decision)?;
             if let Some(entry) = &decision.record {
-                files.insert(
-                    crate::paths::utf8(&decision.path).into_string(),
-                    entry.clone(),
-                );
+                files.insert(decision.path.to_string(), entry.clone());
             }
             group.files.push((decision.path, decision.outcome));
         }
@@ -304,7 +300,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
         plan.write(CONFIG_FILE, text)?;
     }
     for cell in all.iter().filter(|c| !inputs.contains_key(*c)) {
-        let changes: Vec<(PathBuf, Option<String>)> = desired
+        let changes: Vec<(Utf8PathBuf, Option<String>)> = desired
             .changed()
             .filter(|(path, _)| state::in_cell(path, cell))
             .map(|(path, after)| (path.to_path_buf(), after.map(str::to_string)))
@@ -357,7 +353,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
         .kubernetes_version
         .or_else(|| recorded.as_ref().map(|r| r.kubernetes_version.clone()))
         .ok_or_else(|| CellgenError::InvalidFile {
-            path: crate::paths::utf8(&tfvars),
+            path: tfvars.to_path_buf(),
             message: format!(
                 "cellgen upgrade cannot tell cell `{cell}`'s Kubernetes version: set `kubernetes_version = \"<major.minor>\"` (the version its cluster runs) here and run it again"
             ),
@@ -373,14 +369,14 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
                 Some(r) => r.vpc_cidr.clone(),
                 None => {
                     return Err(CellgenError::InvalidFile {
-                        path: crate::paths::utf8(found.file),
+                        path: found.file.to_path_buf(),
                         message: format!(
                             "{}{problem}: set the cell's VPC block as `vpc_cidr = \"<cidr>\"` in {} and run cellgen upgrade again",
                             found
                                 .line
                                 .map(|l| format!("line {l}: "))
                                 .unwrap_or_default(),
-                            tfvars.utf8()
+                            tfvars
                         ),
                     });
                 }
@@ -390,7 +386,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
             Some(r) => r.vpc_cidr.clone(),
             None => {
                 return Err(CellgenError::InvalidFile {
-                    path: crate::paths::utf8(tfvars),
+                    path: tfvars.to_path_buf(),
                     message: format!(
                         "cellgen upgrade cannot tell cell `{cell}`'s VPC block: set `vpc_cidr = \"<cidr>\"` (its VPC's block) here and run it again"
                     ),
@@ -408,7 +404,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
 /// Cells whose VPC blocks overlap keep them (a new block would replace a live VPC, and the
 /// cluster in it; cellgen 0.1.0 gave every cell 10.0.0.0/16): said once, naming the setting.
 fn overlapping_blocks(
-    root: &Path,
+    root: &Utf8Path,
     all: &[String],
     inputs: &BTreeMap<String, (CellName, CellInputs)>,
 ) -> Vec<Notice> {
@@ -449,7 +445,7 @@ fn overlapping_blocks(
 /// Embedded components whose shared files this upgrade changes, or whose keys it adds to the
 /// contract.
 fn changed_components(
-    decided: &BTreeMap<PathBuf, Decision>,
+    decided: &BTreeMap<Utf8PathBuf, Decision>,
     before: &Config,
     after: &Config,
 ) -> BTreeSet<String> {
@@ -458,7 +454,7 @@ fn changed_components(
         .filter(|d| d.write.is_some())
         .filter_map(|d| {
             let rest = d.path.strip_prefix(COMPONENTS_DIR).ok()?;
-            rest.iter().next()?.to_str().map(str::to_string)
+            rest.iter().next().map(str::to_string)
         })
         .collect();
     out.extend(
@@ -472,7 +468,10 @@ fn changed_components(
 }
 
 /// Conflict markers in the files upgrade looked at that it did not put there itself.
-fn leftover_markers(plan: &Plan, report: &Report) -> Result<Vec<(PathBuf, usize)>, CellgenError> {
+fn leftover_markers(
+    plan: &Plan,
+    report: &Report,
+) -> Result<Vec<(Utf8PathBuf, usize)>, CellgenError> {
     let mut out = Vec::new();
     for (path, outcome) in report.groups.iter().flat_map(|g| &g.files) {
         if outcome.is_conflict() {

@@ -1,8 +1,8 @@
 //! The files an upgrade decides, each with what tells its base: the cells' files (what cellgen
 //! generates for them now, and what their records name) and the repository's own.
 
+use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use super::bases;
 use super::files::{self, Base, Decision};
@@ -19,7 +19,7 @@ use crate::templates::Templates;
 /// One file to decide: what it is now and will be, and what tells its base.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub path: PathBuf,
+    pub path: Utf8PathBuf,
     pub ours: Option<String>,
     pub theirs: Option<String>,
     pub entry: Option<FileRecord>,
@@ -105,7 +105,7 @@ pub fn cell_requests(
 ) -> Result<Vec<Request>, CellgenError> {
     let cell = name.name.as_str();
     let record = state::load(plan, cell)?.unwrap_or_default();
-    let mut paths: BTreeSet<PathBuf> = desired
+    let mut paths: BTreeSet<Utf8PathBuf> = desired
         .planned()
         .filter(|(path, _)| state::in_cell(path, cell))
         .map(|(path, _)| path.to_path_buf())
@@ -115,7 +115,7 @@ pub fn cell_requests(
         record
             .files
             .keys()
-            .map(PathBuf::from)
+            .map(Utf8PathBuf::from)
             .filter(|p| state::in_cell(p, cell)),
     );
     let mut out = Vec::new();
@@ -125,18 +125,12 @@ pub fn cell_requests(
         } else {
             None
         };
-        let entry = record
-            .files
-            .get(crate::paths::utf8(&path).as_str())
-            .cloned();
+        let entry = record.files.get(path.as_str()).cloned();
         // A component's .tf was not recorded by cellgen 0.1.0: recognised by its text.
         let mut candidates = Vec::new();
         let mut cellgen_path = false;
         if entry.is_none()
-            && let Some(component) = path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .and_then(|s| catalog.components.get(s))
+            && let Some(component) = path.file_stem().and_then(|s| catalog.components.get(s))
             && path.parent() == Some(cell_terraform_dir(cell).as_path())
             && path.extension().is_some_and(|e| e == "tf")
         {
@@ -178,9 +172,9 @@ pub fn repository_requests(
         public_endpoint_cidrs: config.cluster_access.public_endpoint_cidrs.clone(),
     };
     let (scaffold, _) = scaffold::repo_files(templates, &settings, |_| false)?;
-    let mut wanted: Vec<(PathBuf, String, bool)> = scaffold
+    let mut wanted: Vec<(Utf8PathBuf, String, bool)> = scaffold
         .into_iter()
-        .filter(|(path, _)| path != Path::new(CONFIG_FILE))
+        .filter(|(path, _)| path != Utf8Path::new(CONFIG_FILE))
         .map(|(path, text)| (path, text, true))
         .collect();
     for name in used {
@@ -196,12 +190,9 @@ pub fn repository_requests(
         }
     }
     let mut out = Vec::new();
-    let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut seen: BTreeSet<Utf8PathBuf> = BTreeSet::new();
     for (path, theirs, only_existing) in wanted {
-        let entry = record
-            .files
-            .get(crate::paths::utf8(&path).as_str())
-            .cloned();
+        let entry = record.files.get(path.as_str()).cloned();
         let mut candidates = vec![theirs.clone()];
         candidates.extend(bases::history(&path, &config.git.branch));
         seen.insert(path.clone());
@@ -217,12 +208,11 @@ pub fn repository_requests(
     }
     // Files the record names that this cellgen no longer generates, of components still used.
     for (key, entry) in &record.files {
-        let path = PathBuf::from(key);
+        let path = Utf8PathBuf::from(key);
         let in_used_component = path
             .strip_prefix(COMPONENTS_DIR)
             .ok()
             .and_then(|rest| rest.iter().next())
-            .and_then(|c| c.to_str())
             .is_some_and(|c| used.contains(c));
         if seen.contains(&path) || !in_used_component || !state::in_repository(&path) {
             continue;

@@ -4,7 +4,7 @@
 //! inserted as the current template writes them (with its comments), before `layers:`; nothing
 //! else in the file changes.
 
-use std::path::Path;
+use camino::Utf8Path;
 
 use serde::Serialize;
 
@@ -30,7 +30,7 @@ pub fn upgrade(
     karpenter_used: bool,
 ) -> Result<(Vec<String>, Vec<Notice>), CellgenError> {
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-    let config = Config::parse(&text, Path::new(CONFIG_FILE))?;
+    let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
     let value: yaml_serde::Value =
         yaml_serde::from_str(&text).map_err(|e| CellgenError::MalformedConfig {
             path: CONFIG_FILE.into(),
@@ -91,14 +91,14 @@ pub fn upgrade(
         edited = insert_before_top_level(&edited, "layers", &blocks);
     }
     if let Some(with_line) =
-        schema::with_modeline(&edited, SchemaFile::Config, Path::new(CONFIG_FILE))
+        schema::with_modeline(&edited, SchemaFile::Config, Utf8Path::new(CONFIG_FILE))
     {
         edited = with_line;
         added.push("the editor schema line (yaml-language-server)".into());
     }
     if edited != text {
         // What was added must read back as settings cellgen accepts.
-        Config::parse(&edited, Path::new(CONFIG_FILE))?;
+        Config::parse(&edited, Utf8Path::new(CONFIG_FILE))?;
         plan.write(CONFIG_FILE, edited)?;
     }
     Ok((added, notices))

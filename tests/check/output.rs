@@ -268,3 +268,46 @@ fn generated_workflow_runs_cellgen_check() {
     let r = run(dir.path(), &args);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }
+
+/// A repository without cells (a fresh `init`, or the last cell removed) checked nothing, which
+/// is not a pass: an error finding in every format, exit 1, nothing written.
+#[test]
+fn a_repository_without_cells_is_an_error_in_every_format() {
+    let dir = temp_dir();
+    let root = dir.path();
+    let out = cellgen()
+        .arg("-C")
+        .arg(root)
+        .args(["init", "--git-url", GIT_URL])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = tree_hash(root);
+    let text = run(root, &[]);
+    assert_eq!(text.code, 1, "{}{}", text.stdout, text.stderr);
+    for word in [
+        "error[no-cells]: no cell was found under cells/",
+        "add one with `cellgen new NAME`",
+        "0 cells checked: 1 error, 0 warnings",
+    ] {
+        assert!(text.stdout.contains(word), "{word}: {}", text.stdout);
+    }
+    let (code, report) = check_json(root, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(report["errors"], 1, "{report}");
+    assert_eq!(with_code(&report, "no-cells").len(), 1, "{report}");
+    let github = run(root, &["--format", "github"]);
+    assert_eq!(github.code, 1);
+    assert!(
+        github
+            .stdout
+            .contains("::error file=cells,title=cellgen no-cells::no cell was found under cells/"),
+        "{}",
+        github.stdout
+    );
+    assert_tree_unchanged(&before, &tree_hash(root), "check without cells");
+}

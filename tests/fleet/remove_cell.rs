@@ -29,6 +29,11 @@ fn teardown_order(cell: &str) -> Vec<String> {
 fn remove_cell_takes_the_git_side_keeps_the_stack_and_prints_the_tear_down_in_order() {
     let dir = fleet();
     let root = dir.path();
+    // Committed, as a cellgen repository is: a re-run of a removal finds the cell in Git's
+    // history, which is how it knows the cell was removed rather than misspelt.
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "fleet"]);
     // A key only dev writes leaves with it; one dev and prod write stays, for prod only.
     run_ok(
         root,
@@ -146,7 +151,70 @@ fn remove_cell_takes_the_git_side_keeps_the_stack_and_prints_the_tear_down_in_or
     );
     check_green(root);
     let out = run_ok(root, &["remove-cell", DEV]);
-    assert!(out.contains(&format!("there is no cell `{DEV}`")), "{out}");
+    assert!(
+        out.contains(&format!("Cell `{DEV}` was already removed")),
+        "{out}"
+    );
+}
+
+/// A cell the repository's Git history has, gone from the working tree (removed and committed,
+/// or removed and not committed yet): a re-run says so and succeeds, writing nothing.
+#[test]
+fn remove_cell_of_a_cell_git_shows_removed_succeeds_writing_nothing() {
+    let dir = fleet();
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "fleet"]);
+    run_ok(root, &["remove-cell", DEV, "--terraform-destroyed"]);
+    for committed in [false, true] {
+        if committed {
+            git(root, &["add", "-A"]);
+            git(root, &["commit", "-q", "-m", "remove dev"]);
+        }
+        let before = tree_hash(root);
+        let out = run_ok(root, &["remove-cell", DEV]);
+        assert!(
+            out.contains(&format!(
+                "Cell `{DEV}` was already removed: Git history has it"
+            )) && out.contains("Nothing to change."),
+            "{out}"
+        );
+        assert_tree_unchanged(&before, &tree_hash(root), "a cell already removed");
+    }
+    // A name Git never had is still a usage error (exit 2, as an unknown cell is everywhere), with
+    // the did-you-mean.
+    run_fails(
+        root,
+        &["remove-cell", "eu-west-3-prod"],
+        2,
+        &[
+            "there is no cell `eu-west-3-prod` to remove",
+            "Did you mean `eu-west-2-prod`?",
+        ],
+    );
+}
+
+/// A dry run ends with "Dry run: nothing was written." (on stderr, after the tear-down steps), as
+/// every other command's does; stdout is the diff alone.
+#[test]
+fn remove_cell_dry_run_says_nothing_was_written_last() {
+    let dir = fleet();
+    let root = dir.path();
+    let before = tree_hash(root);
+    let out = run(root, &["remove-cell", DEV, "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("Tear-down of") && err.ends_with("Dry run: nothing was written.\n"),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).starts_with("diff --cellgen a/"),
+        "{}",
+        stdout(&out)
+    );
+    assert_tree_unchanged(&before, &tree_hash(root), "remove-cell --dry-run");
 }
 
 #[test]
@@ -184,10 +252,16 @@ fn remove_cell_suggests_the_cell_meant() {
             "Did you mean `eu-west-2-prod`?",
         ],
     );
-    // A well-formed name that is no cell (or one already removed): nothing to do, said so.
-    let before = tree_hash(root);
-    let out = run_ok(root, &["remove-cell", "eu-west-3-prod"]);
-    assert!(out.contains("there is no cell `eu-west-3-prod`"), "{out}");
-    assert!(out.contains("Did you mean `eu-west-2-prod`?"), "{out}");
-    assert_tree_unchanged(&before, &tree_hash(root), "a cell that is not there");
+    // A well-formed name that is no cell, and no cell Git shows removed: an error with the
+    // did-you-mean, nothing written (run_fails checks the tree).
+    run_fails(
+        root,
+        &["remove-cell", "eu-west-3-prod"],
+        2,
+        &[
+            "there is no cell `eu-west-3-prod` to remove",
+            "no Git commit has them",
+            "Did you mean `eu-west-2-prod`?",
+        ],
+    );
 }

@@ -118,6 +118,14 @@ fn non_utf8_dir(dir: &Path, parent: &str) {
     fs::create_dir_all(dir.join(parent).join(name)).unwrap();
 }
 
+/// `<parent>/bad\xfe.yaml`: a file whose name is not UTF-8.
+fn non_utf8_file(dir: &Path, parent: &str) {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::OsStr::from_bytes(b"bad\xfe.yaml");
+    fs::create_dir_all(dir.join(parent)).unwrap();
+    fs::write(dir.join(parent).join(name), "kind: ConfigMap\n").unwrap();
+}
+
 /// cellgen started in (or with -C naming) a directory whose path is not UTF-8: a clear error
 /// naming it, exit 2 for the flag and 1 for the current directory, and nothing written.
 #[test]
@@ -173,6 +181,56 @@ fn a_start_directory_whose_path_is_not_utf8_is_an_error_naming_it() {
     for word in ["the file", "values\u{FFFD}.yaml", "is not valid UTF-8"] {
         assert!(stderr(&out).contains(word), "{}", stderr(&out));
     }
+}
+
+/// The builder lists a layer directory without a kustomization (Flux generates one naming every
+/// YAML file in it): a file there whose name is not UTF-8 is an error naming the directory and
+/// the file (lossily, the one way to show it), exit 1, nothing written; never a file left out or
+/// shown under another name. Skipped where the filesystem refuses such names.
+#[test]
+fn a_layer_file_whose_name_is_not_utf8_is_an_error_naming_its_directory() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir();
+    let root = dir.path();
+    prod(root);
+    fs::remove_file(root.join("apps/kustomization.yaml")).unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.yaml");
+    if let Err(e) = fs::write(root.join("apps").join(name), "kind: ConfigMap\n") {
+        eprintln!("skipped: this filesystem refuses a name that is not UTF-8 ({e})");
+        return;
+    }
+    let before = tree_hash(root);
+    for args in [
+        &["render", PROD, "--layer", "apps"][..],
+        &["render", PROD, "--layer", "apps", "--kustomize", "external"][..],
+    ] {
+        let out = cellgen().arg("-C").arg(root).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        for word in [
+            "apps: the entry `caf\u{FFFD}.yaml`",
+            "is not valid UTF-8",
+            "rename it",
+        ] {
+            assert!(
+                stderr(&out).contains(word),
+                "{args:?}: {word}: {}",
+                stderr(&out)
+            );
+        }
+    }
+    // `check` names it too, as a finding of the layer that does not build.
+    let out = cellgen().arg("-C").arg(root).arg("check").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("apps: the entry `caf\u{FFFD}.yaml` has a name that is not valid UTF-8"),
+        "{report}"
+    );
+    assert_tree_unchanged(
+        &before,
+        &tree_hash(root),
+        "a layer file whose name is not UTF-8",
+    );
 }
 
 pub fn cases() -> Vec<Case> {
@@ -555,7 +613,11 @@ pub fn cases() -> Vec<Case> {
             args: &["check"],
             expect: Expect::Fails {
                 code: 1,
-                words: &["cells/bad\u{FFFD}", "is not valid UTF-8", "Rename it"],
+                words: &[
+                    "/cells: the entry `bad\u{FFFD}`",
+                    "is not valid UTF-8",
+                    "Rename it",
+                ],
             },
         },
         Case {
@@ -567,7 +629,41 @@ pub fn cases() -> Vec<Case> {
             args: &["add-component", "karpenter"],
             expect: Expect::Fails {
                 code: 1,
-                words: &["components/bad\u{FFFD}", "is not valid UTF-8"],
+                words: &["/components: the entry `bad\u{FFFD}`", "is not valid UTF-8"],
+            },
+        },
+        // `key rename` looks for `${KEY}` in every file Flux reads: one whose name is not UTF-8
+        // is an error naming its directory, never a file silently left with the old name.
+        Case {
+            name: "a file whose name is not UTF-8 in a cell, met by key rename",
+            setup: |dir| {
+                prod(dir);
+                non_utf8_file(dir, "cells/eu-west-2-prod");
+            },
+            args: &["key", "rename", "vpc_id", "network_id"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "cells/eu-west-2-prod: the entry `bad\u{FFFD}.yaml`",
+                    "is not valid UTF-8",
+                    "Rename it",
+                ],
+            },
+        },
+        Case {
+            name: "a file whose name is not UTF-8 in a shared component, met by key rename",
+            setup: |dir| {
+                prod(dir);
+                edits::run_ok(dir, &["add-component", "karpenter"]);
+                non_utf8_file(dir, "components/karpenter/controllers");
+            },
+            args: &["key", "rename", "vpc_id", "network_id"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "components/karpenter/controllers: the entry `bad\u{FFFD}.yaml`",
+                    "is not valid UTF-8",
+                ],
             },
         },
         // A build is bounded: a chain of kustomizations deeper than the bound is refused.

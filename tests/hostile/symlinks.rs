@@ -69,8 +69,30 @@ fn component_is_a_linked_directory(dir: &Path) {
     .unwrap();
 }
 
+/// The cell's controllers layer file replaced by a link whose target is not UTF-8.
+fn layer_links_to_a_name_not_utf8(dir: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    prod(dir);
+    let layer = dir.join("cells/eu-west-2-prod/controllers.yaml");
+    let target = std::ffi::OsStr::from_bytes(b"controllers-\xfe.yaml");
+    fs::rename(&layer, layer.with_file_name(target)).unwrap();
+    symlink(target, &layer).unwrap();
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
+        // A link's target is where a path enters cellgen: one that is not UTF-8 is refused,
+        // naming the link (cellgen could not name where it leads).
+        Case {
+            name: "a layer file that links to a name that is not UTF-8",
+            setup: layer_links_to_a_name_not_utf8,
+            args: &["add-component", "karpenter"],
+            expect: refused(&[
+                "the target of the symbolic link `",
+                "cells/eu-west-2-prod/controllers.yaml -> controllers-\u{FFFD}.yaml`",
+                "is not valid UTF-8",
+            ]),
+        },
         Case {
             name: "cells/<cell> links out of the repository",
             setup: |dir| {

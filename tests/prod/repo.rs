@@ -6,29 +6,6 @@ use std::process::Command;
 
 use super::*;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git must be installed");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn workflow(root: &Path) -> Value {
     let text = read(&root.join(".github/workflows/cellgen.yaml"));
     yaml_serde::from_str(&text).unwrap()
@@ -41,8 +18,9 @@ fn steps(workflow: &Value) -> Vec<Value> {
         .clone()
 }
 
-/// Whether a step runs when CELLGEN_GIT_URL is `url` (the conditions the workflow uses).
-fn runs_with(step: &Value, url: &str) -> bool {
+/// Whether a step runs when CELLGEN_GIT_URL is `url` and the repository has cells or not (the
+/// conditions the workflow uses).
+fn runs_with(step: &Value, url: &str, cells: bool) -> bool {
     let Some(condition) = step["if"].as_str() else {
         return true;
     };
@@ -52,6 +30,10 @@ fn runs_with(step: &Value, url: &str) -> bool {
             url != value.trim_matches('\'')
         } else if let Some(value) = term.strip_prefix("env.CELLGEN_GIT_URL == ") {
             url == value.trim_matches('\'')
+        } else if term == "hashFiles('cells/*/*') != ''" {
+            cells
+        } else if term == "hashFiles('cells/*/*') == ''" {
+            !cells
         } else {
             // Cache hits only skip work; assume a miss.
             term == "steps.cellgen-cache.outputs.cache-hit != 'true'"
@@ -114,10 +96,10 @@ fn the_workflow_pins_its_actions_caches_cellgen_and_works_without_cellgen_git_ur
     );
     assert_eq!(flow["env"]["CELLGEN_VERSION"], env!("CARGO_PKG_VERSION"));
 
-    let run_text = |url: &str| -> String {
+    let run_text_in = |url: &str, cells: bool| -> String {
         steps
             .iter()
-            .filter(|s| runs_with(s, url))
+            .filter(|s| runs_with(s, url, cells))
             .map(|s| {
                 format!(
                     "{}\n{}\n",
@@ -127,6 +109,13 @@ fn the_workflow_pins_its_actions_caches_cellgen_and_works_without_cellgen_git_ur
             })
             .collect()
     };
+    let run_text = |url: &str| run_text_in(url, true);
+    // Before the first cell: `cellgen check` (which fails without cells) waits, a notice says why.
+    let empty = run_text_in("https://git.example.com/tools/cellgen.git", false);
+    assert!(
+        !empty.contains("cellgen check --format") && empty.contains("No cell under cells/ yet"),
+        "{empty}"
+    );
     // With the variable: cellgen is built on a cache miss and checks; terraform fmt runs.
     let set = run_text("https://git.example.com/tools/cellgen.git");
     assert!(

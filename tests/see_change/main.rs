@@ -11,34 +11,12 @@ mod verify;
 mod workflow;
 
 use std::path::Path;
-use std::process::Command as StdCommand;
 
 use support::*;
 
 pub const PROD_A: &str = "eu-west-2-prod";
 pub const PROD_B: &str = "us-east-1-prod";
 pub const STAGING: &str = "eu-west-1-staging";
-
-/// Runs git in `dir` with a fixed identity, failing the test when it fails.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = StdCommand::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// Three cells (two prod, one staging with karpenter), committed on `main`.
 pub fn repo_with_history() -> tempfile::TempDir {

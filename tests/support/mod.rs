@@ -103,6 +103,33 @@ pub fn new_cell(dir: &Path, args: &[&str]) -> std::process::Output {
     output
 }
 
+/// Runs git in `dir` with a fixed identity and no user or system configuration (no signing, branch
+/// `main`), failing the test when it fails; returns its standard output.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = StdCommand::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// A temporary repository with `cells` generated in order. Each entry is a cell name optionally
 /// followed by flags, e.g. `"us-east-1-staging --egress-gateway"`.
 pub fn new_repo(cells: &[&str]) -> TempDir {

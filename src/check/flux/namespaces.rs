@@ -150,7 +150,7 @@ impl Checker<'_> {
         if !found && let Some(i) = a.layer {
             let layer = &layers[i].layer;
             let kustomization =
-                std::path::Path::new(&layer.build_path()).join("kustomization.yaml");
+                camino::Utf8Path::new(&layer.build_path()).join("kustomization.yaml");
             for (candidate, key) in [
                 (layer.file.clone(), "targetNamespace:"),
                 (kustomization, "namespace:"),

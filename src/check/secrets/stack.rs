@@ -1,10 +1,10 @@
 //! Loading a cell's stack for tracing: its `.tf` files, its tfvars values, and the local modules
 //! it calls (each call one context), never reading outside the repository.
 
+use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
-use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hcl_edit::Span;
@@ -195,13 +195,13 @@ pub(super) struct World {
     pub(super) tfvars: HashMap<String, (String, String)>,
 }
 
-fn canonical_root(root: &Path) -> Option<PathBuf> {
-    root.canonicalize().ok()
+fn canonical_root(root: &Utf8Path) -> Option<Utf8PathBuf> {
+    root.canonicalize_utf8().ok()
 }
 
 /// Reads a file of a directory already known to be inside the repository, unless it is a
 /// symlink that leads out of it.
-fn read_inside(root: &Path, path: &Path) -> Option<String> {
+fn read_inside(root: &Utf8Path, path: &Utf8Path) -> Option<String> {
     let meta = std::fs::symlink_metadata(path).ok()?;
     if meta.file_type().is_symlink() {
         let real = path.canonicalize().ok()?;
@@ -213,8 +213,8 @@ fn read_inside(root: &Path, path: &Path) -> Option<String> {
 }
 
 /// `a/b/../c` → `a/c`; None when it climbs above its start.
-fn normalise(path: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
+fn normalise(path: &Utf8Path) -> Option<Utf8PathBuf> {
+    let mut out = Utf8PathBuf::new();
     for c in path.components() {
         match c {
             Component::CurDir => {}
@@ -235,7 +235,12 @@ const DECLARING: &[&str] = &["variable", "locals", "resource", "data", "module",
 
 /// Loads the `.tf` files of `rel`; `shown_under` is what their names are shown relative to (the
 /// stack's own files read as `main.tf:3` next to the finding in its cell-metadata.tf).
-fn load_dir(root: &Path, real_root: &Path, rel: &Path, shown_under: &Path) -> Option<Dir> {
+fn load_dir(
+    root: &Utf8Path,
+    real_root: &Utf8Path,
+    rel: &Utf8Path,
+    shown_under: &Utf8Path,
+) -> Option<Dir> {
     // The directory itself (or a symlink on its way) must not lead out of the repository.
     if !root.join(rel).canonicalize().ok()?.starts_with(real_root) {
         return None;
@@ -243,7 +248,9 @@ fn load_dir(root: &Path, real_root: &Path, rel: &Path, shown_under: &Path) -> Op
     let mut names: Vec<String> = std::fs::read_dir(root.join(rel))
         .ok()?
         .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+        // A name that is not UTF-8 cannot be read by name here; `markers` reports it
+        // (not-utf8-name), so the check fails rather than missing the file silently.
+        .filter_map(|e| e.file_name().into_string().ok())
         .filter(|n| n.ends_with(".tf"))
         .collect();
     names.sort();
@@ -255,8 +262,7 @@ fn load_dir(root: &Path, real_root: &Path, rel: &Path, shown_under: &Path) -> Op
                 .strip_prefix(shown_under)
                 .unwrap_or(rel)
                 .join(&name)
-                .to_string_lossy()
-                .into_owned();
+                .into_string();
             let file = File::new(shown, text);
             // Without these words a file declares nothing a value can be read from (versions.tf,
             // backend.tf): skip parsing it.
@@ -274,7 +280,7 @@ fn literal_string(expr: &Expression) -> Option<&str> {
 }
 
 impl World {
-    pub(super) fn load(root: &Path, stack: &Path) -> Option<World> {
+    pub(super) fn load(root: &Utf8Path, stack: &Utf8Path) -> Option<World> {
         let real_root = canonical_root(root)?;
         let mut world = World {
             dirs: vec![load_dir(root, &real_root, stack, stack)?],
@@ -285,7 +291,7 @@ impl World {
             }],
             tfvars: read_tfvars(root, &real_root, stack),
         };
-        let mut dir_of: HashMap<PathBuf, usize> = HashMap::from([(stack.to_path_buf(), 0)]);
+        let mut dir_of: HashMap<Utf8PathBuf, usize> = HashMap::from([(stack.to_path_buf(), 0)]);
         let mut paths = vec![stack.to_path_buf()];
         let mut next = 0;
         while next < world.ctxs.len() && world.ctxs.len() < MAX_CONTEXTS {
@@ -314,7 +320,8 @@ impl World {
                 let child_dir = match dir_of.get(&rel) {
                     Some(d) => *d,
                     None => {
-                        let Some(loaded) = load_dir(root, &real_root, &rel, Path::new("")) else {
+                        let Some(loaded) = load_dir(root, &real_root, &rel, Utf8Path::new(""))
+                        else {
                             continue;
                         };
                         world.dirs.push(loaded);
@@ -338,12 +345,17 @@ impl World {
 }
 
 /// String values of the stack's terraform.tfvars and *.auto.tfvars (what Terraform loads itself).
-fn read_tfvars(root: &Path, real_root: &Path, stack: &Path) -> HashMap<String, (String, String)> {
+fn read_tfvars(
+    root: &Utf8Path,
+    real_root: &Utf8Path,
+    stack: &Utf8Path,
+) -> HashMap<String, (String, String)> {
     let mut names: Vec<String> = std::fs::read_dir(root.join(stack))
         .map(|entries| {
             entries
                 .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+                // Not UTF-8: reported by `markers` (not-utf8-name), as above.
+                .filter_map(|e| e.file_name().into_string().ok())
                 .filter(|n| n == "terraform.tfvars" || n.ends_with(".auto.tfvars"))
                 .collect()
         })

@@ -14,9 +14,9 @@
 //! most once per key, so the work is linear in the size of the stack. Files that do not parse
 //! are skipped: Terraform cannot apply such a stack, so no ConfigMap is written from it.
 
+use camino::Utf8Path;
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
 
 use hcl_edit::Span;
 use hcl_edit::expr::{Expression, ForExpr, ObjectKey, TraversalOperator};
@@ -45,7 +45,7 @@ const MAX_NODES: usize = 200_000;
 
 /// Every data key of `kubernetes_config_map_v1.cell_metadata` in the stack `stack` (relative to
 /// `root`) that is built from a secret, with its chain.
-pub fn trace(root: &Path, stack: &Path) -> BTreeMap<String, Taint> {
+pub fn trace(root: &Utf8Path, stack: &Utf8Path) -> BTreeMap<String, Taint> {
     let Some(world) = World::load(root, stack) else {
         return BTreeMap::new();
     };
@@ -664,10 +664,13 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        trace(dir.path(), std::path::Path::new("stack"))
-            .into_iter()
-            .map(|(k, t)| (k, t.chain.join(" <- ")))
-            .collect()
+        trace(
+            camino::Utf8Path::from_path(dir.path()).unwrap(),
+            camino::Utf8Path::new("stack"),
+        )
+        .into_iter()
+        .map(|(k, t)| (k, t.chain.join(" <- ")))
+        .collect()
     }
 
     const MAP: &str = r#"resource "kubernetes_config_map_v1" "cell_metadata" {
