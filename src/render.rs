@@ -69,7 +69,9 @@ pub struct RenderedLayer {
 }
 
 /// What Flux applies for each resource of a layer's build.
-pub type AppliedObjects = Arc<Vec<Result<Value, SubstError>>>;
+/// Each object is shared with the substitution memo it came from (cells rendering it alike
+/// hold one copy).
+pub type AppliedObjects = Arc<Vec<Result<Arc<Value>, SubstError>>>;
 
 impl RenderedLayer {
     pub fn resources(&self) -> &[Resource] {
@@ -86,8 +88,10 @@ impl RenderedLayer {
     }
 
     /// Built resources next to what Flux applies for each.
-    pub fn pairs(&self) -> impl Iterator<Item = (&Resource, &Result<Value, SubstError>)> {
-        self.resources().iter().zip(self.objects.iter())
+    pub fn pairs(&self) -> impl Iterator<Item = (&Resource, Result<&Value, &SubstError>)> {
+        self.resources()
+            .iter()
+            .zip(self.objects.iter().map(Result::as_deref))
     }
 }
 
@@ -370,11 +374,13 @@ impl Renderer<'_> {
                     let mut object = if substitutes {
                         // substitute_object, with the work shared between cells.
                         prepared(&entry.prepared, resources, at)
-                            .substitute(&r.object, vars, options)?
+                            .substitute_shared(&r.object, vars, options)?
                     } else {
-                        r.object.clone()
+                        Arc::new(r.object.clone())
                     };
-                    layer.set_common_metadata(&mut object);
+                    if layer.sets_common_metadata() {
+                        layer.set_common_metadata(Arc::make_mut(&mut object));
+                    }
                     Ok(object)
                 })
                 .collect(),
@@ -418,7 +424,7 @@ impl Renderer<'_> {
                 .as_ref()
                 .and_then(|d| d.3.get(at))
                 .and_then(|o| o.as_ref().ok())
-                .map(source_data);
+                .map(|o| source_data(o));
             if data.is_some() {
                 return (
                     Source::Rendered {

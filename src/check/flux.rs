@@ -109,7 +109,7 @@ pub fn check_cell(
     for (i, layer) in rendered.layers.iter().enumerate() {
         for (resource, result) in layer.pairs() {
             applied.push(Applied::new(
-                result.as_ref().unwrap_or(&resource.object),
+                result.unwrap_or(&resource.object),
                 resource,
                 Some(i),
                 result.is_ok(),

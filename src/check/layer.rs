@@ -246,7 +246,7 @@ fn check_object(
     cx: &mut Context,
     resource: &Resource,
     prepared: &Prepared,
-    result: &Result<serde_json::Value, SubstError>,
+    result: Result<&serde_json::Value, &SubstError>,
     vars: &Vars,
     findings: &mut Vec<Finding>,
 ) {

@@ -226,6 +226,11 @@ impl FluxLayer {
             .map_or(&[], |p| p.substitute_from.as_slice())
     }
 
+    /// Whether [`FluxLayer::set_common_metadata`] changes anything.
+    pub fn sets_common_metadata(&self) -> bool {
+        !self.common_labels.is_empty() || !self.common_annotations.is_empty()
+    }
+
     /// Sets `spec.commonMetadata` on an object the way kustomize-controller does when it applies
     /// (fluxcd/pkg ssa `SetCommonMetadata`): after substitution, overriding existing keys.
     pub fn set_common_metadata(&self, object: &mut Value) {

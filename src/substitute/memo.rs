@@ -10,7 +10,7 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
@@ -29,7 +29,8 @@ const KEPT: usize = 32;
 struct Memo {
     strict: bool,
     lookups: Vec<(String, Option<String>)>,
-    result: Result<Value, SubstError>,
+    /// Shared with every caller it answers: cells hold it, not a copy.
+    result: Result<Arc<Value>, SubstError>,
 }
 
 /// A built object ready to be substituted any number of times.
@@ -79,9 +80,20 @@ impl Prepared {
         vars: &Vars,
         opts: &SubstituteOptions,
     ) -> Result<Value, SubstError> {
+        self.substitute_shared(object, vars, opts)
+            .map(Arc::unwrap_or_clone)
+    }
+
+    /// [`Prepared::substitute`], the result shared with the memo (and every cell it answers).
+    pub fn substitute_shared(
+        &self,
+        object: &Value,
+        vars: &Vars,
+        opts: &SubstituteOptions,
+    ) -> Result<Arc<Value>, SubstError> {
         // The same steps, in the same order, as substitute_object.
         if self.disabled || (vars.is_empty() && !opts.strategy_always) {
-            return Ok(object.clone());
+            return Ok(Arc::new(object.clone()));
         }
         if let Some(bad) = vars.0.keys().find(|k| !is_valid_var_name(k)) {
             return Err(SubstError::InvalidVarName { name: bad.clone() });
@@ -121,12 +133,14 @@ impl Prepared {
         } else {
             None
         };
-        let result = envsubst(self.text(object), &lookup, opts.strict).and_then(|t| match template
-            .and_then(|tp| tp.read_back(&t, vars, opts.strict))
-        {
-            Some(value) => Ok(value),
-            None => read_back(&t),
-        });
+        let result = envsubst(self.text(object), &lookup, opts.strict)
+            .and_then(
+                |t| match template.and_then(|tp| tp.read_back(&t, vars, opts.strict)) {
+                    Some(value) => Ok(value),
+                    None => read_back(&t),
+                },
+            )
+            .map(Arc::new);
         let mut memos = self.lock();
         if memos.len() == KEPT {
             memos.remove(0);
@@ -316,6 +330,32 @@ mod tests {
                 .is_err()
         );
         assert_eq!(p.lock().len(), 4);
+    }
+
+    #[test]
+    fn shared_results_are_the_memos_and_equal_the_full_path() {
+        let obj = json!({"data": {"name": "${cell}", "n": "${n:-1}"}});
+        let p = Prepared::new(&obj);
+        let cells = [("a", "1"), ("a", "1"), ("b", "x: y"), ("a", "1")];
+        let mut first = None;
+        for (cell, n) in cells {
+            let v = vars(&[("cell", cell), ("n", n)]);
+            let shared = p.substitute_shared(&obj, &v, &STRICT);
+            let full = crate::substitute::substitute_object(&obj, &v, &STRICT);
+            assert_eq!(shared.as_deref().ok(), full.as_ref().ok());
+            assert_eq!(shared.is_err(), full.is_err());
+            // Cells whose look-ups answer alike hold one copy.
+            if cell == "a" {
+                let shared = shared.unwrap();
+                let first = first.get_or_insert_with(|| shared.clone());
+                assert!(Arc::ptr_eq(first, &shared));
+            }
+        }
+        let missing = vars(&[("other", "1")]);
+        assert_eq!(
+            p.substitute_shared(&obj, &missing, &STRICT).err(),
+            crate::substitute::substitute_object(&obj, &missing, &STRICT).err()
+        );
     }
 
     #[test]

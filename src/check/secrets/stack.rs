@@ -3,8 +3,8 @@
 
 use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hcl_edit::Span;
@@ -22,15 +22,21 @@ pub(super) struct File {
     pub(super) text: String,
     /// Parsed on first use (None: it does not parse, and is skipped).
     body: OnceLock<Option<Arc<Body>>>,
+    /// Which of [`DECLARING`]'s words the text holds (bit i: word i), found once.
+    words: u8,
+    /// Whether the text holds a backslash.
+    backslash: bool,
 }
 
 /// Parsed bodies of the file texts seen more than once in this process. Cells repeat most of
 /// their stack (cluster.tf, variables.tf, the components' files are the same text in every
 /// cell), so `check` parses each distinct text once instead of once per cell. A text is kept only
-/// from its second sighting: files unique to a cell cost a hash, not a copy.
+/// from its second sighting: files unique to a cell cost a hash, not a copy. Texts are hashed
+/// once, with foldhash (several times faster than SipHash on long keys); a hit is confirmed by
+/// comparing the text, so two texts with one hash are parsed each, the second not kept.
 struct ParseCache {
-    seen: HashSet<u64>,
-    bodies: HashMap<String, Arc<Body>>,
+    seen: foldhash::HashSet<u64>,
+    bodies: foldhash::HashMap<u64, (String, Arc<Body>)>,
 }
 
 /// The texts this thread parsed last through [`parse_recent`]: a cell's contract check parses
@@ -80,26 +86,26 @@ fn parse_shared(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
     static CACHE: OnceLock<Mutex<ParseCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| {
         Mutex::new(ParseCache {
-            seen: HashSet::new(),
-            bodies: HashMap::new(),
+            seen: foldhash::HashSet::default(),
+            bodies: foldhash::HashMap::default(),
         })
     });
-    let hash = {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        text.hash(&mut h);
-        h.finish()
-    };
+    let hash = foldhash::fast::FixedState::default().hash_one(text);
     let repeated = {
         let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(body) = cache.bodies.get(text) {
-            return Ok(body.clone());
+        match cache.bodies.get(&hash) {
+            Some((kept, body)) if kept == text => return Ok(body.clone()),
+            Some(_) => false,
+            None => !cache.seen.insert(hash),
         }
-        !cache.seen.insert(hash)
     };
     let body = Arc::new(hcl_edit::parser::parse_body(text)?);
     if repeated {
         let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        cache.bodies.insert(text.to_string(), body.clone());
+        cache
+            .bodies
+            .entry(hash)
+            .or_insert_with(|| (text.to_string(), body.clone()));
     }
     Ok(body)
 }
@@ -116,13 +122,39 @@ impl File {
     /// names are written out in the text (a label or key with an escape is the one way to
     /// write a name otherwise, so a text holding a backslash always may).
     pub(super) fn may_declare(&self, word: &str, name: &str) -> bool {
-        self.text.contains(word) && (self.text.contains(name) || self.text.contains('\\'))
+        let holds_word = match DECLARING.iter().position(|w| *w == word) {
+            Some(i) => self.words & (1 << i) != 0,
+            None => self.text.contains(word),
+        };
+        // memmem's search, not str::contains: this runs for every look-up in every file.
+        holds_word
+            && (self.backslash
+                || memchr::memmem::find(self.text.as_bytes(), name.as_bytes()).is_some())
+    }
+
+    /// A file of `text`, the words [`File::may_declare`] asks about found once.
+    pub(super) fn new(shown: String, text: String) -> File {
+        static FINDERS: OnceLock<Vec<memchr::memmem::Finder<'static>>> = OnceLock::new();
+        let finders =
+            FINDERS.get_or_init(|| DECLARING.iter().map(memchr::memmem::Finder::new).collect());
+        let words = finders
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.find(text.as_bytes()).is_some())
+            .fold(0u8, |mask, (i, _)| mask | (1 << i));
+        File {
+            shown,
+            backslash: memchr::memchr(b'\\', text.as_bytes()).is_some(),
+            words,
+            text,
+            body: OnceLock::new(),
+        }
     }
 
     /// Whether the file may hold a top-level `module` block: a block starts a line (after
     /// blanks, or after a `/* */` comment, so a text holding one always may).
     fn may_call_module(&self) -> bool {
-        self.text.contains("/*")
+        memchr::memmem::find(self.text.as_bytes(), b"/*").is_some()
             // Each `module` word, not each line: blanks before it on its line, no name
             // character after it.
             || memchr::memmem::find_iter(self.text.as_bytes(), b"module").any(|at| {
@@ -226,20 +258,15 @@ fn load_dir(
         .into_iter()
         .filter_map(|name| {
             let text = read_inside(real_root, &root.join(rel).join(&name))?;
+            let shown = rel
+                .strip_prefix(shown_under)
+                .unwrap_or(rel)
+                .join(&name)
+                .into_string();
+            let file = File::new(shown, text);
             // Without these words a file declares nothing a value can be read from (versions.tf,
             // backend.tf): skip parsing it.
-            if !DECLARING.iter().any(|w| text.contains(w)) {
-                return None;
-            }
-            Some(File {
-                shown: rel
-                    .strip_prefix(shown_under)
-                    .unwrap_or(rel)
-                    .join(&name)
-                    .into_string(),
-                text,
-                body: OnceLock::new(),
-            })
+            (file.words != 0).then_some(file)
         })
         .collect();
     Some(Dir { files })
@@ -399,6 +426,35 @@ mod tests {
     }
 
     #[test]
+    fn may_declare_is_the_plain_text_search() {
+        let texts = [
+            "variable \"a\" {}\n",
+            "locals { b = 1 }\n",
+            "resource \"aws_x\" \"c\" {}\ndata \"aws_y\" \"d\" {}\n",
+            "module \"e\" {}\noutput \"f\" {}\n",
+            "variable \"\\u0061\" {}\n",
+            "# nothing declared here\n",
+            "",
+        ];
+        let words = DECLARING.iter().copied().chain(["terraform", ""]);
+        for text in texts {
+            let file = File::new(String::new(), text.to_string());
+            for word in words.clone() {
+                for name in ["a", "b", "c", "d", "e", "f", "g", "aws_x", ""] {
+                    let plain = text.contains(word) && (text.contains(name) || text.contains('\\'));
+                    assert_eq!(
+                        file.may_declare(word, name),
+                        plain,
+                        "{text:?} {word} {name}"
+                    );
+                }
+            }
+            let any = DECLARING.iter().any(|w| text.contains(w));
+            assert_eq!(file.words != 0, any, "{text:?}");
+        }
+    }
+
+    #[test]
     fn module_calls_are_found_as_line_by_line() {
         for text in [
             "module \"vpc\" {\n}\n",
@@ -413,11 +469,7 @@ mod tests {
             "",
             "module",
         ] {
-            let file = File {
-                shown: String::new(),
-                text: text.to_string(),
-                body: OnceLock::new(),
-            };
+            let file = File::new(String::new(), text.to_string());
             assert_eq!(file.may_call_module(), by_lines(text), "{text:?}");
         }
     }

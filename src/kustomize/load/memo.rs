@@ -6,13 +6,16 @@
 //! never remembered: a text that fails is parsed whole again, so its error, line and file are
 //! exactly the unmemoised ones.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Texts longer than this are parsed every time (a rare large file is not worth the memory).
 const MAX_TEXT: usize = 256 * 1024;
 /// Distinct contents remembered per kind of parse; past this, new ones are not remembered.
 const MAX_ENTRIES: usize = 50_000;
+
+/// Keys are whole file texts: hashed with foldhash, which reads long keys several times faster
+/// than std's SipHash (no key here is chosen by an adversary against this process's seed).
+type HashMap<K, V> = foldhash::HashMap<K, V>;
 
 pub struct Memo<T> {
     map: OnceLock<Mutex<HashMap<Box<str>, Arc<T>>>>,
@@ -26,7 +29,7 @@ impl<T> Memo<T> {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Arc<T>>> {
-        let map = self.map.get_or_init(|| Mutex::new(HashMap::new()));
+        let map = self.map.get_or_init(|| Mutex::new(HashMap::default()));
         // Whole entries are inserted, never half-written ones.
         map.lock().unwrap_or_else(|e| e.into_inner())
     }
