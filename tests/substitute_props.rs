@@ -185,6 +185,7 @@ fn word_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
         "2024-01-02",
         "cgph0q",
         "al2023@v20260714",
+        "a: b",
         "@a",
         "a@",
         "a@:",

@@ -15,7 +15,7 @@ use super::locate::SourceFiles;
 use super::schema::{Schemas, Step};
 use super::{Finding, METADATA_CONFIGMAP};
 use crate::kustomize::Resource;
-use crate::render::{BOOTSTRAP, RenderedCell, str_at};
+use crate::render::{BOOTSTRAP, RenderedCell, str_at, value_at};
 pub use namespaces::{BUILT_IN_NAMESPACES, namespaced};
 
 /// One object as Flux applies it, with where it came from.
@@ -223,10 +223,8 @@ impl Checker<'_> {
             .iter()
             .filter(|a| a.checked && a.layer.is_some() && a.is(KUSTOMIZE, "Kustomization"))
         {
-            let refs = a
-                .object
-                .pointer("/spec/postBuild/substituteFrom")
-                .and_then(Value::as_array);
+            let refs =
+                value_at(a.object, "/spec/postBuild/substituteFrom").and_then(Value::as_array);
             for (i, r) in refs.into_iter().flatten().enumerate() {
                 if str_at(r, "/kind") != "ConfigMap" || str_at(r, "/name") != METADATA_CONFIGMAP {
                     continue;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{Applied, Checker, HELM, KUSTOMIZE, Key, SOURCE};
 use crate::check::layer::object_name;
-use crate::render::{BOOTSTRAP, str_at};
+use crate::render::{BOOTSTRAP, str_at, value_at};
 
 impl Checker<'_> {
     /// `dependsOn` of Kustomizations (or HelmReleases) names objects the cell applies, and the
@@ -25,10 +25,7 @@ impl Checker<'_> {
         let mut edges: BTreeMap<Key, Vec<(String, String, usize)>> = BTreeMap::new();
         for a in nodes.iter().filter(|a| a.checked) {
             let from = (a.namespace().to_string(), a.name().to_string());
-            let deps = a
-                .object
-                .pointer("/spec/dependsOn")
-                .and_then(Value::as_array);
+            let deps = value_at(a.object, "/spec/dependsOn").and_then(Value::as_array);
             for (i, dep) in deps.into_iter().flatten().enumerate() {
                 let name = str_at(dep, "/name").to_string();
                 let namespace = dep
@@ -138,7 +135,7 @@ impl Checker<'_> {
             };
             for path in paths {
                 let pointer = format!("/{}", path.join("/"));
-                let Some(reference) = a.object.pointer(&pointer) else {
+                let Some(reference) = value_at(a.object, &pointer) else {
                     continue;
                 };
                 let kind = str_at(reference, "/kind");

@@ -53,7 +53,11 @@ impl Remembered {
     fn answers(&self, flux: &FluxFields, inputs: &Inputs) -> bool {
         Arc::ptr_eq(&self.kustomization, &inputs.kustomization)
             && self.files.len() == inputs.files.len()
-            && self.files.iter().zip(&inputs.files).all(|(a, b)| Arc::ptr_eq(a, b))
+            && self
+                .files
+                .iter()
+                .zip(&inputs.files)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
             && self.flux == *flux
     }
 }
@@ -101,9 +105,7 @@ pub(super) fn build(
         .iter()
         .map(|r| {
             let file = inputs.origins.iter().position(|o| *o == r.origin)?;
-            r.patched_by
-                .is_empty()
-                .then(|| (r.object.clone(), file))
+            r.patched_by.is_empty().then(|| (r.object.clone(), file))
         })
         .collect();
     if let Some(objects) = objects {
@@ -133,8 +135,7 @@ fn inputs(fs: &Fs, dir: &Utf8Path, flux: &FluxFields) -> Option<Inputs> {
     }
     let file = fs.kustomization_file(dir).ok()??;
     let rel = fs.rel(&file);
-    let kustomization =
-        load::parse_kustomization_shared(&rel, &fs.read_text(&file).ok()?).ok()?;
+    let kustomization = load::parse_kustomization_shared(&rel, &fs.read_text(&file).ok()?).ok()?;
     let fields = kustomization.as_object()?;
     if !fields
         .keys()
@@ -208,10 +209,7 @@ spec:
         }
     }
 
-    fn same(
-        a: &Result<Vec<Resource>, BuildError>,
-        b: &Result<Vec<Resource>, BuildError>,
-    ) -> bool {
+    fn same(a: &Result<Vec<Resource>, BuildError>, b: &Result<Vec<Resource>, BuildError>) -> bool {
         match (a, b) {
             (Ok(a), Ok(b)) => a == b,
             (Err(a), Err(b)) => a.to_string() == b.to_string() && a.location() == b.location(),
@@ -241,14 +239,26 @@ spec:
         cell(&root, "d", &[("apps.yaml", &odd), ("infra.yaml", &infra)]);
         cell(&root, "e", &[("apps.yaml", &yes), ("infra.yaml", &infra)]);
         // Errors: a file that does not parse, a missing file, an id given twice.
-        cell(&root, "f", &[("apps.yaml", "kind: [\n"), ("infra.yaml", &infra)]);
+        cell(
+            &root,
+            "f",
+            &[("apps.yaml", "kind: [\n"), ("infra.yaml", &infra)],
+        );
         cell(&root, "g", &[("apps.yaml", &apps)]);
         std::fs::remove_file(root.join("cells/g/apps.yaml")).unwrap();
         cell(&root, "h", &[("apps.yaml", &apps), ("again.yaml", &apps)]);
         // A layer file in a directory of its own: the full build, as it is not plain.
         cell(&root, "i", &[("apps.yaml", &apps), ("infra.yaml", &infra)]);
-        write(&root, "cells/i/kustomization.yaml", "resources: [apps.yaml, sub]\n");
-        write(&root, "cells/i/sub/kustomization.yaml", "resources: [../infra.yaml]\n");
+        write(
+            &root,
+            "cells/i/kustomization.yaml",
+            "resources: [apps.yaml, sub]\n",
+        );
+        write(
+            &root,
+            "cells/i/sub/kustomization.yaml",
+            "resources: [../infra.yaml]\n",
+        );
         let fs = Fs::new(&root).unwrap();
         let before = HITS.load(Ordering::Relaxed);
         for flux in [FluxFields::flux(), FluxFields::default()] {
@@ -256,7 +266,10 @@ spec:
                 let path = format!("cells/{name}");
                 let full = build_dir(&fs, &root.join(&path), &flux);
                 let remembered = build(&fs, &path, &flux);
-                assert!(same(&remembered, &full), "{name}: {remembered:?} != {full:?}");
+                assert!(
+                    same(&remembered, &full),
+                    "{name}: {remembered:?} != {full:?}"
+                );
                 if let Ok(resources) = &remembered {
                     assert!(resources.iter().all(|r| r.origin.starts_with(&path)));
                 }
