@@ -7,6 +7,7 @@ mod namespaces;
 
 use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -35,6 +36,9 @@ struct Applied<'a> {
     /// The layer a finding about it breaks: its layer, or the layer it is (for the cell's
     /// directory's Flux Kustomizations).
     owner: Option<usize>,
+    /// The substitution result `object` is, shared with other cells (see
+    /// `Schemas::validate_shared`).
+    shared: Option<&'a Arc<Value>>,
 }
 
 impl<'a> Applied<'a> {
@@ -64,6 +68,7 @@ impl<'a> Applied<'a> {
             layer,
             checked,
             owner,
+            shared: None,
         }
     }
     fn kind(&self) -> &'a str {
@@ -107,14 +112,18 @@ pub fn check_cell(
         applied.push(Applied::new(&resource.object, resource, None, true, owner));
     }
     for (i, layer) in rendered.layers.iter().enumerate() {
-        for (resource, result) in layer.pairs() {
-            applied.push(Applied::new(
-                result.unwrap_or(&resource.object),
-                resource,
-                Some(i),
-                result.is_ok(),
-                Some(i),
-            ));
+        for (resource, result) in layer.resources().iter().zip(layer.objects.iter()) {
+            let shared = result.as_ref().ok();
+            applied.push(Applied {
+                shared,
+                ..Applied::new(
+                    shared.map_or(&resource.object, |o| &**o),
+                    resource,
+                    Some(i),
+                    shared.is_some(),
+                    Some(i),
+                )
+            });
         }
     }
     let mut checker = Checker {
@@ -204,7 +213,11 @@ impl Checker<'_> {
             if !schemas.knows_group(a.group()) {
                 continue;
             }
-            let Some(violations) = schemas.validate(a.object) else {
+            let violations = match a.shared {
+                Some(object) => schemas.validate_shared(object),
+                None => schemas.validate(a.object),
+            };
+            let Some(violations) = violations else {
                 continue;
             };
             for v in violations {
