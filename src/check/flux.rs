@@ -56,14 +56,13 @@ impl<'a> Applied<'a> {
                 .and_then(Value::as_str)
                 .unwrap_or("")
         };
+        let top = |k: &str| object.get(k).and_then(Value::as_str).unwrap_or("");
         Applied {
             object,
-            kind: str_at(object, "/kind"),
+            kind: top("kind"),
             name: meta("name"),
             namespace: meta("namespace"),
-            group: str_at(object, "/apiVersion")
-                .rsplit_once('/')
-                .map_or("", |(g, _)| g),
+            group: top("apiVersion").rsplit_once('/').map_or("", |(g, _)| g),
             resource,
             layer,
             checked,
@@ -104,12 +103,14 @@ pub fn check_cell(
 ) {
     let mut applied = Vec::new();
     for resource in rendered.cell_resources() {
-        let owner = rendered.layers.iter().position(|l| {
-            l.layer.name == str_at(&resource.object, "/metadata/name")
-                && l.layer.namespace == str_at(&resource.object, "/metadata/namespace")
-                && crate::render::layer::is_flux_kustomization(&resource.object)
-        });
-        applied.push(Applied::new(&resource.object, resource, None, true, owner));
+        let mut a = Applied::new(&resource.object, resource, None, true, None);
+        if crate::render::layer::is_flux_kustomization(&resource.object) {
+            a.owner = rendered
+                .layers
+                .iter()
+                .position(|l| l.layer.name == a.name && l.layer.namespace == a.namespace);
+        }
+        applied.push(a);
     }
     for (i, layer) in rendered.layers.iter().enumerate() {
         for (resource, result) in layer.resources().iter().zip(layer.objects.iter()) {
