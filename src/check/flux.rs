@@ -87,9 +87,6 @@ impl<'a> Applied<'a> {
     }
 }
 
-/// An object by (namespace, name).
-type Key = (String, String);
-
 const KUSTOMIZE: &str = "kustomize.toolkit.fluxcd.io";
 const HELM: &str = "helm.toolkit.fluxcd.io";
 const SOURCE: &str = "source.toolkit.fluxcd.io";

@@ -259,8 +259,11 @@ pub struct Schemas {
     /// Results by shared object (a substitution result every cell whose variables answer alike
     /// holds, see `substitute::Prepared`): found by address, without hashing the object. The
     /// entry holds the object, so no other object can have its address while it is kept.
-    shared: Mutex<foldhash::HashMap<usize, (Arc<Value>, Option<Vec<Violation>>)>>,
+    shared: Mutex<foldhash::HashMap<usize, (Arc<Value>, Validated)>>,
 }
+
+/// A validation's answer: the violations, or `None` when no vendored CRD defines the object.
+type Validated = Option<Vec<Violation>>;
 
 /// Distinct objects whose results are kept; past this, new ones are validated every time.
 const MEMO_ENTRIES: usize = 20_000;

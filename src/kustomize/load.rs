@@ -11,7 +11,10 @@ mod memo;
 
 /// Parsed resource files by absolute path: each object with where it holds nulls written
 /// without text (see yaml::KDoc::to_json_marked).
-pub type Parsed = std::collections::HashMap<Utf8PathBuf, Vec<(Value, Vec<JsonPath>)>>;
+pub type Parsed = std::collections::HashMap<Utf8PathBuf, MarkedObjects>;
+
+/// A file's objects, each with where it holds nulls written without text.
+pub type MarkedObjects = Vec<(Value, Vec<JsonPath>)>;
 
 /// File names kustomize recognises, in its lookup order.
 pub const KUSTOMIZATION_FILES: [&str; 3] =
@@ -137,7 +140,7 @@ pub fn parse_objects_marked(
 pub fn parse_objects_marked_shared(
     file: &Utf8Path,
     text: &str,
-) -> Result<std::sync::Arc<Vec<(Value, Vec<JsonPath>)>>, BuildError> {
+) -> Result<std::sync::Arc<MarkedObjects>, BuildError> {
     static MEMO: memo::Memo<Vec<(Value, Vec<JsonPath>)>> = memo::Memo::new();
     MEMO.get(text, |text| parse_objects_text(file, text))
 }

@@ -20,7 +20,6 @@ use serde_json::Value;
 
 use super::super::fsroot::{Entry, Fs};
 use super::super::load;
-use super::super::yaml::JsonPath;
 use super::super::{BuildError, FluxFields, Resource};
 use super::is_remote;
 
@@ -30,7 +29,7 @@ const MAX_ENTRIES: usize = 4096;
 /// Builds answered from the memo (tests see that it is used).
 static HITS: AtomicUsize = AtomicUsize::new(0);
 
-type Objects = Arc<Vec<(Value, Vec<JsonPath>)>>;
+type Objects = Arc<load::MarkedObjects>;
 
 /// What a directory's build reads: its kustomization and each listed file, parsed.
 struct Inputs {
