@@ -9,20 +9,22 @@ use super::{Applied, Checker, HELM, KUSTOMIZE, SOURCE};
 use crate::check::layer::object_name;
 use crate::render::{BOOTSTRAP, str_at, value_at};
 
+/// An object by (namespace, name), borrowed from it.
+type Key<'a> = (&'a str, &'a str);
+
 impl Checker<'_> {
     /// `dependsOn` of Kustomizations (or HelmReleases) names objects the cell applies, and the
     /// graph has no cycle.
     pub(super) fn dependencies<'a>(&mut self, applied: &[Applied<'a>], group: &str, kind: &str) {
         let nodes: Vec<&Applied<'a>> = applied.iter().filter(|a| a.is(group, kind)).collect();
         // Keys borrow the objects' strings: the graph is built for every cell.
-        let mut known: BTreeSet<(&'a str, &'a str)> =
+        let mut known: BTreeSet<Key<'a>> =
             nodes.iter().map(|a| (a.namespace(), a.name())).collect();
         if kind == "Kustomization" {
             known.insert((BOOTSTRAP, BOOTSTRAP));
         }
         // (namespace, name) → the (namespace, name, dependsOn index) it depends on.
-        let mut edges: BTreeMap<(&'a str, &'a str), Vec<(&'a str, &'a str, usize)>> =
-            BTreeMap::new();
+        let mut edges: BTreeMap<Key<'a>, Vec<(Key<'a>, usize)>> = BTreeMap::new();
         for a in nodes.iter().filter(|a| a.checked) {
             let from = (a.namespace(), a.name());
             let deps = value_at(a.object, "/spec/dependsOn").and_then(Value::as_array);
@@ -36,7 +38,7 @@ impl Checker<'_> {
                     continue; // The schema check reports it.
                 }
                 if known.contains(&(namespace, name)) {
-                    edges.entry(from).or_default().push((namespace, name, i));
+                    edges.entry(from).or_default().push(((namespace, name), i));
                     continue;
                 }
                 let hint = crate::suggest::hint(
@@ -65,8 +67,8 @@ impl Checker<'_> {
             let mut stack = vec![(start, vec![start])];
             let mut seen = BTreeSet::new();
             while let Some((node, path)) = stack.pop() {
-                for &(ns, name, i) in edges.get(&node).into_iter().flatten() {
-                    let next = (ns, name);
+                for &(next, i) in edges.get(&node).into_iter().flatten() {
+                    let name = next.1;
                     if next == start {
                         let mut cycle = path.clone();
                         cycle.sort();
