@@ -258,10 +258,23 @@ spec:
             "cells/i/sub/kustomization.yaml",
             "resources: [../infra.yaml]\n",
         );
+        // A layer file the artifact leaves out, and one that is a link: the same contents as
+        // cell a's, and the full build's errors.
+        cell(&root, "j", &[("apps.yaml", &apps), ("infra.yaml", &infra)]);
+        write(&root, ".sourceignore", "cells/j/infra.yaml\n");
+        cell(&root, "k", &[("apps.yaml", &apps), ("infra.yaml", &infra)]);
+        std::fs::remove_file(root.join("cells/k/infra.yaml")).unwrap();
+        std::os::unix::fs::symlink(
+            root.join("cells/a/infra.yaml"),
+            root.join("cells/k/infra.yaml"),
+        )
+        .unwrap();
         let fs = Fs::new(&root).unwrap();
         let before = HITS.load(Ordering::Relaxed);
         for flux in [FluxFields::flux(), FluxFields::default()] {
-            for name in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "a", "d", "e"] {
+            for name in [
+                "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "a", "d", "e",
+            ] {
                 let path = format!("cells/{name}");
                 let full = build_dir(&fs, &root.join(&path), &flux);
                 let remembered = build(&fs, &path, &flux);
@@ -269,6 +282,8 @@ spec:
                     same(&remembered, &full),
                     "{name}: {remembered:?} != {full:?}"
                 );
+                let fails = ["f", "g", "h", "j", "k"].contains(&name);
+                assert_eq!(full.is_err(), fails, "{name}: {full:?}");
                 if let Ok(resources) = &remembered {
                     assert!(resources.iter().all(|r| r.origin.starts_with(&path)));
                 }
