@@ -321,23 +321,23 @@ impl Renderer<'_> {
             sources.push(source);
             data.extend(values);
         }
-        let post_build = PostBuild {
+        let strategy_always = layer.post_build.as_ref().is_some_and(|p| p.strategy_always);
+        let vars = PostBuild {
             substitute: layer
                 .post_build
                 .as_ref()
                 .map(|p| p.substitute.clone())
                 .unwrap_or_default(),
             substitute_from: data,
-            strategy_always: layer.post_build.as_ref().is_some_and(|p| p.strategy_always),
+            strategy_always,
             strict: true,
-        };
-        let vars = post_build.vars();
+        }
+        .into_vars();
         // Without `postBuild` kustomize-controller does not call the substitution at all.
-        let substitutes =
-            layer.post_build.is_some() && (!vars.is_empty() || post_build.strategy_always);
+        let substitutes = layer.post_build.is_some() && (!vars.is_empty() || strategy_always);
         let options = SubstituteOptions {
             strict: true,
-            strategy_always: post_build.strategy_always,
+            strategy_always,
         };
         let entry = &self.builds[i];
         let same = |p: &&RenderedLayer| {

@@ -184,6 +184,14 @@ fn word_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
         "True",
         "2024-01-02",
         "cgph0q",
+        "al2023@v20260714",
+        "a: b",
+        "@a",
+        "a@",
+        "a@:",
+        "`a",
+        "a$b",
+        "${a}",
     ]);
     let one = (value.clone(), value.clone(), value).prop_map(|(a, b, c)| {
         let vars = [("a", a), ("b", b), ("c", c)]

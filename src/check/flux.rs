@@ -7,6 +7,7 @@ mod namespaces;
 
 use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -15,7 +16,7 @@ use super::locate::SourceFiles;
 use super::schema::{Schemas, Step};
 use super::{Finding, METADATA_CONFIGMAP};
 use crate::kustomize::Resource;
-use crate::render::{BOOTSTRAP, RenderedCell, str_at};
+use crate::render::{BOOTSTRAP, RenderedCell, str_at, value_at};
 pub use namespaces::{BUILT_IN_NAMESPACES, namespaced};
 
 /// One object as Flux applies it, with where it came from.
@@ -35,6 +36,9 @@ struct Applied<'a> {
     /// The layer a finding about it breaks: its layer, or the layer it is (for the cell's
     /// directory's Flux Kustomizations).
     owner: Option<usize>,
+    /// The substitution result `object` is, shared with other cells (see
+    /// `Schemas::validate_shared`).
+    shared: Option<&'a Arc<Value>>,
 }
 
 impl<'a> Applied<'a> {
@@ -52,18 +56,18 @@ impl<'a> Applied<'a> {
                 .and_then(Value::as_str)
                 .unwrap_or("")
         };
+        let top = |k: &str| object.get(k).and_then(Value::as_str).unwrap_or("");
         Applied {
             object,
-            kind: str_at(object, "/kind"),
+            kind: top("kind"),
             name: meta("name"),
             namespace: meta("namespace"),
-            group: str_at(object, "/apiVersion")
-                .rsplit_once('/')
-                .map_or("", |(g, _)| g),
+            group: top("apiVersion").rsplit_once('/').map_or("", |(g, _)| g),
             resource,
             layer,
             checked,
             owner,
+            shared: None,
         }
     }
     fn kind(&self) -> &'a str {
@@ -83,9 +87,6 @@ impl<'a> Applied<'a> {
     }
 }
 
-/// An object by (namespace, name).
-type Key = (String, String);
-
 const KUSTOMIZE: &str = "kustomize.toolkit.fluxcd.io";
 const HELM: &str = "helm.toolkit.fluxcd.io";
 const SOURCE: &str = "source.toolkit.fluxcd.io";
@@ -99,22 +100,28 @@ pub fn check_cell(
 ) {
     let mut applied = Vec::new();
     for resource in rendered.cell_resources() {
-        let owner = rendered.layers.iter().position(|l| {
-            l.layer.name == str_at(&resource.object, "/metadata/name")
-                && l.layer.namespace == str_at(&resource.object, "/metadata/namespace")
-                && crate::render::layer::is_flux_kustomization(&resource.object)
-        });
-        applied.push(Applied::new(&resource.object, resource, None, true, owner));
+        let mut a = Applied::new(&resource.object, resource, None, true, None);
+        if crate::render::layer::is_flux_kustomization(&resource.object) {
+            a.owner = rendered
+                .layers
+                .iter()
+                .position(|l| l.layer.name == a.name && l.layer.namespace == a.namespace);
+        }
+        applied.push(a);
     }
     for (i, layer) in rendered.layers.iter().enumerate() {
-        for (resource, result) in layer.pairs() {
-            applied.push(Applied::new(
-                result.unwrap_or(&resource.object),
-                resource,
-                Some(i),
-                result.is_ok(),
-                Some(i),
-            ));
+        for (resource, result) in layer.resources().iter().zip(layer.objects.iter()) {
+            let shared = result.as_ref().ok();
+            applied.push(Applied {
+                shared,
+                ..Applied::new(
+                    shared.map_or(&resource.object, |o| &**o),
+                    resource,
+                    Some(i),
+                    shared.is_some(),
+                    Some(i),
+                )
+            });
         }
     }
     let mut checker = Checker {
@@ -204,7 +211,11 @@ impl Checker<'_> {
             if !schemas.knows_group(a.group()) {
                 continue;
             }
-            let Some(violations) = schemas.validate(a.object) else {
+            let violations = match a.shared {
+                Some(object) => schemas.validate_shared(object),
+                None => schemas.validate(a.object),
+            };
+            let Some(violations) = violations else {
                 continue;
             };
             for v in violations {
@@ -223,10 +234,8 @@ impl Checker<'_> {
             .iter()
             .filter(|a| a.checked && a.layer.is_some() && a.is(KUSTOMIZE, "Kustomization"))
         {
-            let refs = a
-                .object
-                .pointer("/spec/postBuild/substituteFrom")
-                .and_then(Value::as_array);
+            let refs =
+                value_at(a.object, "/spec/postBuild/substituteFrom").and_then(Value::as_array);
             for (i, r) in refs.into_iter().flatten().enumerate() {
                 if str_at(r, "/kind") != "ConfigMap" || str_at(r, "/name") != METADATA_CONFIGMAP {
                     continue;

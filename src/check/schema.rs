@@ -13,7 +13,7 @@ mod values;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 use serde_json::Value;
@@ -256,7 +256,14 @@ pub struct Schemas {
     /// HelmRepository), and a result depends on the object only.
     /// Keyed by whole objects: foldhash hashes them several times faster than SipHash.
     memo: Mutex<foldhash::HashMap<Value, Option<Vec<Violation>>>>,
+    /// Results by shared object (a substitution result every cell whose variables answer alike
+    /// holds, see `substitute::Prepared`): found by address, without hashing the object. The
+    /// entry holds the object, so no other object can have its address while it is kept.
+    shared: Mutex<foldhash::HashMap<usize, (Arc<Value>, Validated)>>,
 }
+
+/// A validation's answer: the violations, or `None` when no vendored CRD defines the object.
+type Validated = Option<Vec<Violation>>;
 
 /// Distinct objects whose results are kept; past this, new ones are validated every time.
 const MEMO_ENTRIES: usize = 20_000;
@@ -307,6 +314,7 @@ impl Schemas {
         Ok(Schemas {
             crds,
             memo: Mutex::new(foldhash::HashMap::default()),
+            shared: Mutex::new(foldhash::HashMap::default()),
         })
     }
 
@@ -326,6 +334,21 @@ impl Schemas {
         let mut memo = memo();
         if memo.len() < MEMO_ENTRIES {
             memo.insert(object.clone(), result.clone());
+        }
+        result
+    }
+
+    /// [`Schemas::validate`] of a shared object: remembered by the object's address too.
+    pub fn validate_shared(&self, object: &Arc<Value>) -> Option<Vec<Violation>> {
+        let shared = || self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        let key = Arc::as_ptr(object) as usize;
+        if let Some((_, known)) = shared().get(&key) {
+            return known.clone();
+        }
+        let result = self.validate(object);
+        let mut shared = shared();
+        if shared.len() < MEMO_ENTRIES {
+            shared.insert(key, (object.clone(), result.clone()));
         }
         result
     }

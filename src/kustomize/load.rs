@@ -11,7 +11,10 @@ mod memo;
 
 /// Parsed resource files by absolute path: each object with where it holds nulls written
 /// without text (see yaml::KDoc::to_json_marked).
-pub type Parsed = std::collections::HashMap<Utf8PathBuf, Vec<(Value, Vec<JsonPath>)>>;
+pub type Parsed = std::collections::HashMap<Utf8PathBuf, MarkedObjects>;
+
+/// A file's objects, each with where it holds nulls written without text.
+pub type MarkedObjects = Vec<(Value, Vec<JsonPath>)>;
 
 /// File names kustomize recognises, in its lookup order.
 pub const KUSTOMIZATION_FILES: [&str; 3] =
@@ -44,9 +47,17 @@ pub fn load_error(file: &Utf8Path, e: LoadError) -> BuildError {
 /// A kustomization (or configuration) file, as sigs.k8s.io/yaml reads it: the first
 /// document, go-yaml v2 rules. An empty file is an empty mapping.
 pub fn parse_kustomization(file: &Utf8Path, text: &str) -> Result<Value, BuildError> {
+    Ok(Value::clone(&*parse_kustomization_shared(file, text)?))
+}
+
+/// [`parse_kustomization`], shared with its memo: texts of one content give one `Arc` while
+/// the memo keeps it (see `native::plain`).
+pub fn parse_kustomization_shared(
+    file: &Utf8Path,
+    text: &str,
+) -> Result<std::sync::Arc<Value>, BuildError> {
     static MEMO: memo::Memo<Value> = memo::Memo::new();
-    let parsed = MEMO.get(text, |text| parse_kustomization_text(file, text))?;
-    Ok(Value::clone(&parsed))
+    MEMO.get(text, |text| parse_kustomization_text(file, text))
 }
 
 fn parse_kustomization_text(file: &Utf8Path, text: &str) -> Result<Value, BuildError> {
@@ -122,9 +133,16 @@ pub fn parse_objects_marked(
     file: &Utf8Path,
     text: &str,
 ) -> Result<Vec<(Value, Vec<JsonPath>)>, BuildError> {
+    Ok(Vec::clone(&*parse_objects_marked_shared(file, text)?))
+}
+
+/// [`parse_objects_marked`], shared with its memo (see [`parse_kustomization_shared`]).
+pub fn parse_objects_marked_shared(
+    file: &Utf8Path,
+    text: &str,
+) -> Result<std::sync::Arc<MarkedObjects>, BuildError> {
     static MEMO: memo::Memo<Vec<(Value, Vec<JsonPath>)>> = memo::Memo::new();
-    let parsed = MEMO.get(text, |text| parse_objects_text(file, text))?;
-    Ok(Vec::clone(&parsed))
+    MEMO.get(text, |text| parse_objects_text(file, text))
 }
 
 fn parse_objects_text(

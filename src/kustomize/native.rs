@@ -16,6 +16,8 @@ use super::resid::Res;
 use super::{BuildError, MAX_NESTING, Resource, load, namerefs, order, patches};
 use super::{replacements, transform};
 
+mod plain;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
     /// `spec.path`: may have no kustomization file (Flux generates one).
@@ -65,6 +67,11 @@ fn top_dir(fs: &Fs, path: &str) -> Result<Utf8PathBuf, BuildError> {
 
 pub fn build(fs: &Fs, path: &str, flux: &FluxFields) -> Result<Vec<Resource>, BuildError> {
     let dir = top_dir(fs, path)?;
+    plain::build(fs, &dir, flux, || build_dir(fs, &dir, flux))
+}
+
+/// The build of `dir`, the directory of `spec.path`.
+fn build_dir(fs: &Fs, dir: &Utf8Path, flux: &FluxFields) -> Result<Vec<Resource>, BuildError> {
     let mut b = Builder {
         fs,
         flux,
@@ -76,7 +83,7 @@ pub fn build(fs: &Fs, path: &str, flux: &FluxFields) -> Result<Vec<Resource>, Bu
         built_once: HashSet::new(),
     };
     let mut acc = Vec::new();
-    let top_file = b.accumulate(&dir, &mut acc, Role::Top)?;
+    let top_file = b.accumulate(dir, &mut acc, Role::Top)?;
     // kustomize adds generator hashes once, at the top, over the final content, then
     // fixes every reference to the renamed objects.
     for r in acc.iter_mut().filter(|r| r.needs_hash) {

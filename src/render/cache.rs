@@ -2,7 +2,7 @@
 //! and, for `cellgen diff`, by the two sides of a comparison when a build read the same files.
 
 use camino::Utf8Path;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::kustomize::source::{Access, Source};
@@ -25,8 +25,18 @@ pub(crate) struct Entry {
     reads: Option<Arc<[Access]>>,
 }
 
-/// A build's key (layer path, Flux fields) and its slot, filled once.
-type Slots = HashMap<(String, FluxFields), Arc<OnceLock<Entry>>>;
+/// Builds by layer path, then Flux fields (a path is mostly built with one set of fields), each
+/// a slot filled once. Looked up by `&str` and compared field by field, without copying a key.
+type Slots = foldhash::HashMap<String, Vec<(FluxFields, Slot)>>;
+type Slot = Arc<OnceLock<Entry>>;
+
+fn find<'a>(slots: &'a Slots, path: &str, flux: &FluxFields) -> Option<&'a Slot> {
+    slots
+        .get(path)?
+        .iter()
+        .find(|(f, _)| f == flux)
+        .map(|(_, slot)| slot)
+}
 
 /// Builds keyed by (path, Flux fields): cells share layers. Shared by the threads that check
 /// cells: each build is made once, by the first thread that needs it (the others wait for it).
@@ -92,7 +102,7 @@ impl BuildCache {
         BuildCache {
             repo: repo.map_err(Arc::new),
             mode,
-            builds: Mutex::new(HashMap::new()),
+            builds: Mutex::new(Slots::default()),
             components_ok: Mutex::new(HashSet::new()),
             source,
             record,
@@ -110,10 +120,20 @@ impl BuildCache {
     }
 
     pub(crate) fn entry(&self, path: &str, flux: &FluxFields) -> Entry {
-        let slot = lock(&self.builds)
-            .entry((path.to_string(), flux.clone()))
-            .or_default()
-            .clone();
+        let slot = {
+            let mut builds = lock(&self.builds);
+            match find(&builds, path, flux) {
+                Some(slot) => slot.clone(),
+                None => {
+                    let slot = Slot::default();
+                    builds
+                        .entry(path.to_string())
+                        .or_default()
+                        .push((flux.clone(), slot.clone()));
+                    slot
+                }
+            }
+        };
         // Built outside the map's lock, so other builds go on meanwhile.
         slot.get_or_init(|| {
             if let Some(entry) = self.shared_entry(path, flux) {
@@ -146,9 +166,7 @@ impl BuildCache {
     /// cache does not depend on this one, and a build not yet made is simply made here.
     fn shared_entry(&self, path: &str, flux: &FluxFields) -> Option<Entry> {
         let other = self.shared.as_ref()?;
-        let slot = lock(&other.builds)
-            .get(&(path.to_string(), flux.clone()))?
-            .clone();
+        let slot = find(&lock(&other.builds), path, flux)?.clone();
         let entry = slot.get()?;
         let reads = entry.reads.as_ref()?;
         self.source.replays(reads).then(|| entry.clone())
@@ -179,7 +197,7 @@ impl BuildCache {
     }
 
     pub fn distinct_builds(&self) -> usize {
-        lock(&self.builds).len()
+        lock(&self.builds).values().map(Vec::len).sum()
     }
 }
 

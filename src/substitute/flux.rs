@@ -54,14 +54,26 @@ impl PostBuild {
     /// inline `substitute` wins over all; every `\n` (only `\n`, not `\r`) is removed from
     /// values. Names are not validated here: Flux validates them when substituting.
     pub fn vars(&self) -> Vars {
+        self.clone().into_vars()
+    }
+
+    /// [`PostBuild::vars`], taking the maps' strings instead of copying them.
+    pub fn into_vars(self) -> Vars {
+        let without_newlines = |v: String| {
+            if v.contains('\n') {
+                v.replace('\n', "")
+            } else {
+                v
+            }
+        };
         let mut vars = BTreeMap::new();
-        for data in &self.substitute_from {
+        for data in self.substitute_from {
             for (k, v) in data {
-                vars.insert(k.clone(), v.replace('\n', ""));
+                vars.insert(k, without_newlines(v));
             }
         }
-        for (k, v) in &self.substitute {
-            vars.insert(k.clone(), v.replace('\n', ""));
+        for (k, v) in self.substitute {
+            vars.insert(k, without_newlines(v));
         }
         Vars(vars)
     }

@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use super::flux::{read_back, substitution_disabled};
+use super::parse::Node;
 use super::{
-    Analysis, SubstError, SubstituteOptions, Vars, analyze, envsubst, is_valid_var_name,
-    to_flux_yaml,
+    Analysis, Compiled, SubstError, SubstituteOptions, Vars, analyze, eval, is_valid_var_name,
+    lossy, to_flux_yaml,
 };
 use crate::kustomize::yaml::holes::{Hole, fill, with_holes};
 
@@ -38,6 +39,9 @@ pub struct Prepared {
     disabled: bool,
     text: OnceLock<String>,
     analysis: OnceLock<Analysis>,
+    /// The text parsed for evaluation, once for every cell (only the evaluation depends on
+    /// the variables).
+    compiled: OnceLock<Compiled>,
     memos: Mutex<Vec<Memo>>,
     /// Results computed (not remembered ones): the template is made at the second.
     computed: AtomicUsize,
@@ -50,6 +54,7 @@ impl Prepared {
             disabled: substitution_disabled(object),
             text: OnceLock::new(),
             analysis: OnceLock::new(),
+            compiled: OnceLock::new(),
             memos: Mutex::new(Vec::new()),
             computed: AtomicUsize::new(0),
             template: OnceLock::new(),
@@ -126,21 +131,23 @@ impl Prepared {
             lookups.borrow_mut().push((name.to_owned(), answer.clone()));
             answer
         };
+        let compiled = self
+            .compiled
+            .get_or_init(|| Compiled::new(self.text(object)));
         let template = if self.computed.fetch_add(1, Ordering::Relaxed) > 0 {
             self.template
-                .get_or_init(|| Template::new(self.text(object), self.analysis(object)))
+                .get_or_init(|| Template::new(self.text(object), compiled))
                 .as_ref()
         } else {
             None
         };
-        let result = envsubst(self.text(object), &lookup, opts.strict)
-            .and_then(
-                |t| match template.and_then(|tp| tp.read_back(&t, vars, opts.strict)) {
-                    Some(value) => Ok(value),
-                    None => read_back(&t),
-                },
-            )
-            .map(Arc::new);
+        let result = match template {
+            Some(tp) => tp.substitute(&lookup, opts.strict),
+            None => compiled
+                .eval(&lookup, opts.strict)
+                .and_then(|t| read_back(&t)),
+        }
+        .map(Arc::new);
         let mut memos = self.lock();
         if memos.len() == KEPT {
             memos.remove(0);
@@ -169,59 +176,109 @@ fn placeholder(i: usize) -> String {
 /// The object's text read back once with a placeholder in place of each `${...}`: a result is
 /// then that value with each placeholder's scalar given the expression's word and resolved as
 /// go-yaml v2 resolves that scalar (`yaml::holes`), where the word cannot change how the text
-/// reads: it is made of letters, digits and `_./:-`, starts with a letter, digit or `_`, does
-/// not end with `:`, and the substituted text is exactly the text between the expressions (no
-/// `$` in it, so envsubst leaves it alone) around the words. Anything else is read back whole.
+/// reads: it is made of letters, digits and `_./:-@`, starts with a letter, digit or `_`, does
+/// not end with `:`, and the text between the expressions is the parse tree's text as written
+/// (no `$` in it, no escape), so the substituted text is exactly those pieces around the words.
+/// Anything else is read back whole.
 struct Template {
     /// Text before, between and after the expressions.
     pieces: Vec<String>,
-    expressions: Vec<String>,
+    /// The parse tree's top-level expressions, in order (each a `Node::Func`).
+    expressions: Vec<Node>,
     value: Value,
     holes: Vec<Hole>,
+    /// Each hole's text cut at its placeholders: the words go in between.
+    parts: Vec<Vec<Part>>,
+}
+
+/// A piece of a hole's text: as written, or the `i`th expression's word.
+enum Part {
+    Text(String),
+    Word(usize),
+}
+
+/// `value` cut at each placeholder of the first `count` expressions; `None` unless putting
+/// the placeholders back gives `value` again.
+fn cut(value: &str, count: usize) -> Option<Vec<Part>> {
+    let mut parts = Vec::new();
+    let mut rest = value;
+    while let Some(at) = rest.find(MARK) {
+        let after = &rest[at + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let i: usize = after[..digits].parse().ok()?;
+        if i >= count || !after[digits..].starts_with('q') {
+            return None;
+        }
+        if at > 0 {
+            parts.push(Part::Text(rest[..at].to_string()));
+        }
+        parts.push(Part::Word(i));
+        rest = &after[digits + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(Part::Text(rest.to_string()));
+    }
+    let again: String = parts
+        .iter()
+        .map(|p| match p {
+            Part::Text(t) => t.clone(),
+            Part::Word(i) => placeholder(*i),
+        })
+        .collect();
+    (again == value).then_some(parts)
 }
 
 impl Template {
-    fn new(text: &str, analysis: &Analysis) -> Option<Template> {
-        if !analysis.errors.is_empty() || analysis.refs.is_empty() || text.contains(MARK) {
+    fn new(text: &str, compiled: &Compiled) -> Option<Template> {
+        let root = compiled.root().ok()?;
+        if text.contains(MARK) {
             return None;
         }
-        // Outermost expressions (nested references lie inside them).
-        let mut refs: Vec<(usize, usize)> = analysis
-            .refs
-            .iter()
-            .map(|r| (r.offset, r.offset + r.len))
-            .collect();
-        refs.sort_by_key(|&(start, end)| (start, std::cmp::Reverse(end)));
-        let mut spans: Vec<(usize, usize)> = Vec::new();
-        for (start, end) in refs {
-            match spans.last() {
-                Some(&(_, last)) if start < last => {
-                    if end > last {
-                        return None;
-                    }
-                }
-                _ => spans.push((start, end)),
-            }
-        }
+        let nodes = match root {
+            Node::List(nodes) => nodes.as_slice(),
+            one => std::slice::from_ref(one),
+        };
+        // The evaluation appends each top-level text as it is and each expression's word:
+        // where every text is the source between the expressions, the substituted text is
+        // the pieces around the words.
         let mut pieces = Vec::new();
         let mut expressions = Vec::new();
-        let mut with_marks = String::with_capacity(text.len());
+        let mut piece: Vec<u8> = Vec::new();
         let mut at = 0;
-        for (i, &(start, end)) in spans.iter().enumerate() {
-            pieces.push(text.get(at..start)?.to_string());
-            expressions.push(text.get(start..end)?.to_string());
-            with_marks.push_str(&text[at..start]);
-            with_marks.push_str(&placeholder(i));
-            at = end;
+        for node in nodes {
+            match node {
+                Node::Text(t) => piece.extend_from_slice(t),
+                Node::Func(f) => {
+                    let source = text.get(at..f.start)?;
+                    if source.as_bytes() != piece.as_slice() || f.end < f.start {
+                        return None;
+                    }
+                    pieces.push(source.to_string());
+                    expressions.push(node.clone());
+                    piece.clear();
+                    at = f.end;
+                }
+                Node::List(_) => return None,
+            }
         }
-        pieces.push(text.get(at..)?.to_string());
-        with_marks.push_str(&text[at..]);
-        if pieces.iter().any(|p| p.contains('$')) {
+        let last = text.get(at..)?;
+        if last.as_bytes() != piece.as_slice() {
             return None;
+        }
+        pieces.push(last.to_string());
+        if expressions.is_empty() || pieces.iter().any(|p| p.contains('$')) {
+            return None;
+        }
+        let mut with_marks = String::with_capacity(text.len());
+        for (i, p) in pieces.iter().enumerate() {
+            if i > 0 {
+                with_marks.push_str(&placeholder(i - 1));
+            }
+            with_marks.push_str(p);
         }
         let (value, holes) = with_holes(&with_marks, &|s: &str| s.contains(MARK))?;
         // Each placeholder in exactly one scalar, once.
-        for i in 0..spans.len() {
+        for i in 0..expressions.len() {
             let mark = placeholder(i);
             if holes
                 .iter()
@@ -232,38 +289,59 @@ impl Template {
                 return None;
             }
         }
+        let parts = holes
+            .iter()
+            .map(|h| cut(&h.value, expressions.len()))
+            .collect::<Option<_>>()?;
         Some(Template {
             pieces,
             expressions,
             value,
             holes,
+            parts,
         })
     }
 
-    /// `read_back(substituted)`, when `substituted` is the text with words that fit in place of
-    /// the expressions (each evaluated alone with `vars`); `None` otherwise.
-    fn read_back(&self, substituted: &str, vars: &Vars, strict: bool) -> Option<Value> {
-        let lookup = |name: &str| vars.get(name).map(str::to_owned);
+    /// `read_back(envsubst(text))`: the expressions are evaluated in order as the whole text's
+    /// evaluation does (the same look-ups, the same first error); the words fill the holes
+    /// when they fit, else the substituted text is read back whole.
+    fn substitute(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<String>,
+        strict: bool,
+    ) -> Result<Value, SubstError> {
         let mut words = Vec::with_capacity(self.expressions.len());
-        let mut rebuilt = String::with_capacity(substituted.len());
-        rebuilt.push_str(&self.pieces[0]);
-        for (expression, after) in self.expressions.iter().zip(&self.pieces[1..]) {
-            let word = envsubst(expression, &lookup, strict).ok()?;
-            if !fits(&word) {
-                return None;
-            }
-            rebuilt.push_str(&word);
-            rebuilt.push_str(after);
+        for expression in &self.expressions {
+            let mut word = Vec::new();
+            eval::eval(expression, lookup, strict, &mut word)?;
             words.push(word);
         }
-        if rebuilt != substituted {
-            return None;
+        if let Some(value) = self.fill(&words) {
+            return Ok(value);
         }
+        let mut text = Vec::with_capacity(self.pieces.iter().map(String::len).sum());
+        text.extend_from_slice(self.pieces[0].as_bytes());
+        for (word, after) in words.iter().zip(&self.pieces[1..]) {
+            text.extend_from_slice(word);
+            text.extend_from_slice(after.as_bytes());
+        }
+        read_back(&lossy(text))
+    }
+
+    /// The template's value with `words` in the holes, when every word fits.
+    fn fill(&self, words: &[Vec<u8>]) -> Option<Value> {
+        let words: Vec<&str> = words
+            .iter()
+            .map(|w| std::str::from_utf8(w).ok().filter(|w| fits(w)))
+            .collect::<Option<_>>()?;
         let mut texts = Vec::with_capacity(self.holes.len());
-        for hole in &self.holes {
-            let mut text = hole.value.clone();
-            for (i, word) in words.iter().enumerate() {
-                text = text.replace(&placeholder(i), word);
+        for parts in &self.parts {
+            let mut text = String::new();
+            for part in parts {
+                text.push_str(match part {
+                    Part::Text(t) => t,
+                    Part::Word(i) => words[*i],
+                });
             }
             // libyaml bounds a simple key's length at 1024: far from it, nothing changes.
             if text.len() >= 1000 {
@@ -278,7 +356,8 @@ impl Template {
 /// A word that reads the same wherever a placeholder stood in a scalar (see [`Template`]).
 fn fits(word: &str) -> bool {
     let bytes = word.as_bytes();
-    let inner = |b: &u8| b.is_ascii_alphanumeric() || b"_./:-".contains(b);
+    // `@` is an indicator only where a plain scalar starts, and a word does not start with it.
+    let inner = |b: &u8| b.is_ascii_alphanumeric() || b"_./:-@".contains(b);
     matches!(bytes.first(), Some(b) if b.is_ascii_alphanumeric() || *b == b'_')
         && bytes.last() != Some(&b':')
         && bytes.len() <= 256

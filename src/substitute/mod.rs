@@ -104,13 +104,44 @@ pub fn envsubst(
     lookup: &dyn Fn(&str) -> Option<String>,
     strict: bool,
 ) -> Result<String, SubstError> {
-    let parsed = parse::parse(input);
-    let root = parsed.root.map_err(syntax_error)?;
-    let mut out = Vec::with_capacity(input.len());
-    eval::eval(&root, lookup, strict, &mut out)?;
-    // Byte-wise substrings can split a character; Go would emit the raw bytes.
-    Ok(String::from_utf8(out)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    Compiled::new(input).eval(lookup, strict)
+}
+
+/// A text parsed for [`envsubst`] once, to be evaluated any number of times: the parse does
+/// not depend on the variables, so `Compiled::new(t).eval(..)` is `envsubst(t, ..)`.
+pub(crate) struct Compiled {
+    root: Result<parse::Node, parse::ParseError>,
+    len: usize,
+}
+
+impl Compiled {
+    pub(crate) fn new(input: &str) -> Compiled {
+        Compiled {
+            root: parse::parse(input).root,
+            len: input.len(),
+        }
+    }
+
+    /// The parse tree, or the syntax error Flux stops at.
+    pub(crate) fn root(&self) -> Result<&parse::Node, SubstError> {
+        self.root.as_ref().map_err(|e| syntax_error(*e))
+    }
+
+    pub(crate) fn eval(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<String>,
+        strict: bool,
+    ) -> Result<String, SubstError> {
+        let root = self.root()?;
+        let mut out = Vec::with_capacity(self.len);
+        eval::eval(root, lookup, strict, &mut out)?;
+        Ok(lossy(out))
+    }
+}
+
+/// Byte-wise substrings can split a character; Go would emit the raw bytes.
+fn lossy(out: Vec<u8>) -> String {
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn syntax_error(e: parse::ParseError) -> SubstError {

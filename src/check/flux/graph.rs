@@ -5,60 +5,54 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::{Applied, Checker, HELM, KUSTOMIZE, Key, SOURCE};
+use super::{Applied, Checker, HELM, KUSTOMIZE, SOURCE};
 use crate::check::layer::object_name;
-use crate::render::{BOOTSTRAP, str_at};
+use crate::render::{BOOTSTRAP, str_at, value_at};
+
+/// An object by (namespace, name), borrowed from it.
+type Key<'a> = (&'a str, &'a str);
 
 impl Checker<'_> {
     /// `dependsOn` of Kustomizations (or HelmReleases) names objects the cell applies, and the
     /// graph has no cycle.
-    pub(super) fn dependencies(&mut self, applied: &[Applied], group: &str, kind: &str) {
-        let nodes: Vec<&Applied> = applied.iter().filter(|a| a.is(group, kind)).collect();
-        let mut known: BTreeSet<(String, String)> = nodes
-            .iter()
-            .map(|a| (a.namespace().to_string(), a.name().to_string()))
-            .collect();
+    pub(super) fn dependencies<'a>(&mut self, applied: &[Applied<'a>], group: &str, kind: &str) {
+        let nodes: Vec<&Applied<'a>> = applied.iter().filter(|a| a.is(group, kind)).collect();
+        // Keys borrow the objects' strings: the graph is built for every cell.
+        let mut known: BTreeSet<Key<'a>> =
+            nodes.iter().map(|a| (a.namespace(), a.name())).collect();
         if kind == "Kustomization" {
-            known.insert((BOOTSTRAP.into(), BOOTSTRAP.into()));
+            known.insert((BOOTSTRAP, BOOTSTRAP));
         }
         // (namespace, name) → the (namespace, name, dependsOn index) it depends on.
-        let mut edges: BTreeMap<Key, Vec<(String, String, usize)>> = BTreeMap::new();
+        let mut edges: BTreeMap<Key<'a>, Vec<(Key<'a>, usize)>> = BTreeMap::new();
         for a in nodes.iter().filter(|a| a.checked) {
-            let from = (a.namespace().to_string(), a.name().to_string());
-            let deps = a
-                .object
-                .pointer("/spec/dependsOn")
-                .and_then(Value::as_array);
+            let from = (a.namespace(), a.name());
+            let deps = value_at(a.object, "/spec/dependsOn").and_then(Value::as_array);
             for (i, dep) in deps.into_iter().flatten().enumerate() {
-                let name = str_at(dep, "/name").to_string();
+                let name = str_at(dep, "/name");
                 let namespace = dep
                     .get("namespace")
                     .and_then(Value::as_str)
-                    .unwrap_or(a.namespace())
-                    .to_string();
+                    .unwrap_or(a.namespace());
                 if name.is_empty() {
                     continue; // The schema check reports it.
                 }
-                let target = (namespace.clone(), name.clone());
-                if known.contains(&target) {
-                    edges
-                        .entry(from.clone())
-                        .or_default()
-                        .push((namespace, name, i));
+                if known.contains(&(namespace, name)) {
+                    edges.entry(from).or_default().push(((namespace, name), i));
                     continue;
                 }
                 let hint = crate::suggest::hint(
-                    &name,
+                    name,
                     known
                         .iter()
                         .filter(|(ns, _)| *ns == namespace)
-                        .map(|(_, n)| n.as_str()),
+                        .map(|(_, n)| *n),
                 );
                 self.error(
                     a,
                     "unknown-dependency",
                     &["spec", "dependsOn", &i.to_string(), "name"],
-                    Some(&name),
+                    Some(name),
                     format!(
                         "{} depends on {kind} `{namespace}/{name}`, which this cell does not apply: Flux waits for it forever (\"dependency not found\").{hint}",
                         object_name(a.object)
@@ -67,14 +61,14 @@ impl Checker<'_> {
             }
         }
         // Cycles: each reported once, at the edge that closes it.
-        let mut reported: BTreeSet<Vec<(String, String)>> = BTreeSet::new();
+        let mut reported: BTreeSet<Vec<(&str, &str)>> = BTreeSet::new();
         for a in &nodes {
-            let start = (a.namespace().to_string(), a.name().to_string());
-            let mut stack = vec![(start.clone(), vec![start.clone()])];
+            let start = (a.namespace(), a.name());
+            let mut stack = vec![(start, vec![start])];
             let mut seen = BTreeSet::new();
             while let Some((node, path)) = stack.pop() {
-                for (ns, name, i) in edges.get(&node).into_iter().flatten() {
-                    let next = (ns.clone(), name.clone());
+                for &(next, i) in edges.get(&node).into_iter().flatten() {
+                    let name = next.1;
                     if next == start {
                         let mut cycle = path.clone();
                         cycle.sort();
@@ -85,10 +79,10 @@ impl Checker<'_> {
                             .iter()
                             .find(|n| n.namespace() == node.0 && n.name() == node.1)
                             .expect("edges start at nodes");
-                        let names: Vec<String> = path
+                        let names: Vec<&str> = path
                             .iter()
                             .chain(std::iter::once(&start))
-                            .map(|(_, n)| n.clone())
+                            .map(|(_, n)| *n)
                             .collect();
                         self.error(
                             closer,
@@ -100,9 +94,9 @@ impl Checker<'_> {
                                 names.join(" → ")
                             ),
                         );
-                    } else if seen.insert(next.clone()) {
+                    } else if seen.insert(next) {
                         let mut longer = path.clone();
-                        longer.push(next.clone());
+                        longer.push(next);
                         stack.push((next, longer));
                     }
                 }
@@ -138,7 +132,7 @@ impl Checker<'_> {
             };
             for path in paths {
                 let pointer = format!("/{}", path.join("/"));
-                let Some(reference) = a.object.pointer(&pointer) else {
+                let Some(reference) = value_at(a.object, &pointer) else {
                     continue;
                 };
                 let kind = str_at(reference, "/kind");

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{Applied, Checker, HELM};
 use crate::check::Finding;
 use crate::check::layer::{object_name, steps};
-use crate::render::str_at;
+use crate::render::{str_at, value_at};
 
 /// Namespaces every cluster has (and `flux-system`, which Flux's bootstrap creates).
 pub const BUILT_IN_NAMESPACES: &[&str] = &[
@@ -76,7 +76,7 @@ impl Checker<'_> {
                 &["metadata", "namespace"],
             );
             if a.is(HELM, "HelmRelease")
-                && a.object.pointer("/spec/install/createNamespace") != Some(&Value::Bool(true))
+                && value_at(a.object, "/spec/install/createNamespace") != Some(&Value::Bool(true))
             {
                 let target = str_at(a.object, "/spec/targetNamespace");
                 if !target.is_empty() {

@@ -152,4 +152,17 @@ fn remembered_results_are_the_validation() {
         );
     }
     assert!(!schemas.validate(&objects[1]).unwrap().is_empty());
+    // By address: the same Arc twice, and equal objects in other Arcs.
+    let shared: Vec<std::sync::Arc<serde_json::Value>> = objects
+        .iter()
+        .chain(&objects)
+        .map(|o| std::sync::Arc::new(o.clone()))
+        .collect();
+    for object in shared.iter().chain(&shared) {
+        assert_eq!(
+            schemas.validate_shared(object),
+            schemas.validate_uncached(object),
+            "{object}"
+        );
+    }
 }
