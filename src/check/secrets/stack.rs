@@ -79,7 +79,9 @@ fn shared_content(text: String) -> Arc<Content> {
 /// Parsed bodies of the file texts seen more than once in this process. Cells repeat most of
 /// their stack (cluster.tf, variables.tf, the components' files are the same text in every
 /// cell), so `check` parses each distinct text once instead of once per cell. A text is kept only
-/// from its second sighting: files unique to a cell cost a hash, not a copy. Texts are hashed
+/// from its second sighting (files unique to a cell cost a hash, not a copy), but for the texts
+/// read by several checks ([`parse_kept`]: a cell's terraform.tfvars, read by the contract,
+/// the trace and the VPC check on another thread), kept from the first. Texts are hashed
 /// once, with foldhash (several times faster than SipHash on long keys); a hit is confirmed by
 /// comparing the text, so two texts with one hash are parsed each, the second not kept.
 struct ParseCache {
@@ -103,7 +105,7 @@ pub fn parse_recent(text: &str) -> Result<Arc<Body>, HclEditError> {
         return Ok(body);
     }
     // A text that does not parse is parsed again for the error in edit::hcl's words.
-    let body = match parse_shared(text) {
+    let body = match parse_kept(text) {
         Ok(body) => body,
         Err(_) => Arc::new(crate::edit::hcl::parse_body(text)?),
     };
@@ -126,11 +128,19 @@ fn recently_parsed(text: &str) -> Option<Arc<Body>> {
 }
 
 fn parse_cached(text: &str) -> Option<Arc<Body>> {
-    recently_parsed(text).or_else(|| parse_shared(text).ok())
+    recently_parsed(text).or_else(|| parse_shared(text, false).ok())
 }
 
-/// `text` parsed through the process's [`ParseCache`] (successes only are kept).
-fn parse_shared(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
+/// `text` parsed, or the body of the same text in the process's parse cache, where it is kept
+/// from this first parse: for a text several checks parse (a cell's terraform.tfvars and
+/// cell-metadata.tf), whatever thread parses it first.
+pub fn parse_kept(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
+    parse_shared(text, true)
+}
+
+/// `text` parsed through the process's [`ParseCache`] (successes only are kept; `first`: from
+/// the first sighting, else from the second).
+fn parse_shared(text: &str, first: bool) -> Result<Arc<Body>, hcl_edit::parser::Error> {
     static CACHE: OnceLock<Mutex<ParseCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| {
         Mutex::new(ParseCache {
@@ -144,7 +154,7 @@ fn parse_shared(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
         match cache.bodies.get(&hash) {
             Some((kept, body)) if kept == text => return Ok(body.clone()),
             Some(_) => false,
-            None => !cache.seen.insert(hash),
+            None => !cache.seen.insert(hash) || first,
         }
     };
     let body = Arc::new(hcl_edit::parser::parse_body(text)?);
