@@ -356,15 +356,14 @@ fn load_dir(
         .filter(|n| n.ends_with(".tf"))
         .collect();
     names.sort();
+    // Once per directory, not per file.
+    let dir = root.join(rel);
+    let shown_dir = rel.strip_prefix(shown_under).unwrap_or(rel);
     let files = names
         .into_iter()
         .filter_map(|name| {
-            let text = read_inside(real_root, &root.join(rel).join(&name))?;
-            let shown = rel
-                .strip_prefix(shown_under)
-                .unwrap_or(rel)
-                .join(&name)
-                .into_string();
+            let text = read_inside(real_root, &dir.join(&name))?;
+            let shown = shown_dir.join(&name).into_string();
             let file = File::new(shown, text, share);
             // Without these words a file declares nothing a value can be read from (versions.tf,
             // backend.tf): skip parsing it.
