@@ -163,17 +163,32 @@ pub fn recorded(root: &Utf8Path, cells: &[String]) -> Vec<CellCidr> {
 pub fn recorded_for(root: &Utf8Path, cell: &str) -> Option<CellCidr> {
     let dir = cell_terraform_dir(cell);
     let tfvars = dir.join("terraform.tfvars");
-    if let Some(found) = read_attribute(root, &tfvars, |body| {
-        body.get_attribute("vpc_cidr").map(|a| &a.value)
+    // Read line by line when it is plain `key = "literal"` lines (`check` reads every cell's).
+    if let Some(found) = read_attribute(root, &tfvars, |text| {
+        let attr = crate::check::secrets::tfvars_attributes(text)?
+            .into_iter()
+            .find(|a| a.key == "vpc_cidr")?;
+        Some((attr.value_line, attr.string))
     }) {
         return Some(found.into_cell(cell, tfvars));
     }
     let variables = dir.join("variables.tf");
-    read_attribute(root, &variables, |body| {
-        body.get_blocks("variable")
+    read_attribute(root, &variables, |text| {
+        // Through the parse cache: every cell's variables.tf is the same text.
+        let body = crate::check::secrets::parse_kept(text).ok()?;
+        let value = body
+            .get_blocks("variable")
             .find(|b| b.has_exact_labels(&["vpc_cidr"]))
             .and_then(|b| b.body.get_attribute("default"))
-            .map(|a| &a.value)
+            .map(|a| &a.value)?;
+        let line = value
+            .span()
+            .map(|s| crate::edit::text::line_number(text, s.start));
+        let string = match value {
+            Expression::String(s) => Some(s.as_str().to_string()),
+            _ => None,
+        };
+        Some((line, string))
     })
     .map(|found| found.into_cell(cell, variables))
 }
@@ -194,22 +209,18 @@ impl Found {
     }
 }
 
+/// `find` gives the line of the value in the file's text and the value, when a literal string.
 fn read_attribute(
     root: &Utf8Path,
     rel: &Utf8Path,
-    find: impl Fn(&hcl_edit::structure::Body) -> Option<&Expression>,
+    find: impl Fn(&str) -> Option<(Option<usize>, Option<String>)>,
 ) -> Option<Found> {
     let text = std::fs::read_to_string(root.join(rel)).ok()?;
-    // Through the parse cache: `check` parses each cell's terraform.tfvars for its contract too.
-    let body = crate::check::secrets::parse_kept(&text).ok()?;
-    let value = find(&body)?;
-    let line = value
-        .span()
-        .map(|s| crate::edit::text::line_number(&text, s.start))
-        .or_else(|| line_of(&text, "vpc_cidr"));
+    let (line, value) = find(&text)?;
+    let line = line.or_else(|| line_of(&text, "vpc_cidr"));
     let cidr = match value {
-        Expression::String(s) => Cidr::parse(s.as_str()),
-        _ => Err(
+        Some(s) => Cidr::parse(&s),
+        None => Err(
             "`vpc_cidr` is not a literal string, so cellgen cannot tell which block the cell uses"
                 .into(),
         ),

@@ -303,16 +303,12 @@ fn read_metadata(text: &str) -> Result<Arc<hcl::CellMetadata>, hcl::HclEditError
 
 /// String values of a `terraform.tfvars` (other values and unreadable files give nothing).
 fn read_tfvars(text: Option<String>) -> BTreeMap<String, String> {
-    let Some(body) = text.and_then(|t| secrets::parse_recent(&t).ok()) else {
+    let Some(attributes) = text.and_then(|t| secrets::tfvars_attributes(&t)) else {
         return BTreeMap::new();
     };
-    body.attributes()
-        .filter_map(|a| match &a.value {
-            hcl_edit::expr::Expression::String(s) => {
-                Some((a.key.as_str().to_string(), s.as_str().to_string()))
-            }
-            _ => None,
-        })
+    attributes
+        .into_iter()
+        .filter_map(|a| Some((a.key, a.string?)))
         .collect()
 }
 

@@ -11,7 +11,7 @@ mod taint;
 use camino::Utf8Path;
 use std::collections::BTreeMap;
 
-pub use stack::{parse_kept, parse_recent};
+pub use stack::{parse_kept, parse_recent, tfvars_attributes};
 pub use taint::Taint;
 
 /// Every data key of the ConfigMap in the stack `stack` (repository-relative) whose value is

@@ -7,11 +7,10 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::Body;
 
-use crate::edit::hcl::HclEditError;
+use crate::edit::hcl::{HclEditError, tfvars};
 
 /// Local modules followed at most (each call is one), so a module calling itself ends.
 const MAX_CONTEXTS: usize = 64;
@@ -129,6 +128,13 @@ fn recently_parsed(text: &str) -> Option<Arc<Body>> {
 
 fn parse_cached(text: &str) -> Option<Arc<Body>> {
     recently_parsed(text).or_else(|| parse_shared(text, false).ok())
+}
+
+/// The top-level attributes of a tfvars `text`, None when it does not parse: read line by line
+/// when it is plain `key = "literal"` lines, else from its parse (kept, see [`parse_kept`]).
+pub fn tfvars_attributes(text: &str) -> Option<Vec<tfvars::TopAttribute>> {
+    tfvars::simple_attributes(text)
+        .or_else(|| Some(tfvars::attributes_of(text, &*parse_kept(text).ok()?)))
 }
 
 /// `text` parsed, or the body of the same text in the process's parse cache, where it is kept
@@ -461,20 +467,12 @@ fn read_tfvars(
         let Some(text) = read_inside(real_root, &root.join(stack).join(&name)) else {
             continue;
         };
-        let Ok(body) = parse_recent(&text) else {
+        let Some(attributes) = tfvars_attributes(&text) else {
             continue;
         };
-        let shown = name.clone();
-        for attr in body.attributes() {
-            if let Expression::String(s) = &attr.value {
-                let line = text[..attr.span().map_or(0, |s| s.start)]
-                    .matches('\n')
-                    .count()
-                    + 1;
-                values.insert(
-                    attr.key.as_str().to_string(),
-                    (format!("{shown}:{line}"), s.as_str().to_string()),
-                );
+        for attr in attributes {
+            if let Some(value) = attr.string {
+                values.insert(attr.key, (format!("{name}:{}", attr.line), value));
             }
         }
     }
