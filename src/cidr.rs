@@ -265,14 +265,16 @@ mod tests {
         let mut blocks: Vec<Option<Cidr>> = vec![None];
         let mut seed = 7u64;
         for _ in 0..400 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let prefix = [0, 1, 8, 12, 15, 16, 16, 20, 24, 32][(seed >> 60) as usize % 10];
             let addr = ((seed >> 16) as u32 & 0x0fff_ffff) | 0x0a00_0000;
             blocks.push(Some(Cidr {
                 network: addr & mask(prefix),
                 prefix,
             }));
-            if seed % 5 == 0 {
+            if seed.is_multiple_of(5) {
                 blocks.push(None);
             }
         }
@@ -281,9 +283,7 @@ mod tests {
             let pairwise: Vec<usize> = blocks
                 .iter()
                 .enumerate()
-                .filter(|(j, b)| {
-                    *j != i && matches!((a, b), (Some(a), Some(b)) if a.overlaps(b))
-                })
+                .filter(|(j, b)| *j != i && matches!((a, b), (Some(a), Some(b)) if a.overlaps(b)))
                 .map(|(j, _)| j)
                 .collect();
             assert_eq!(found[i], pairwise, "{a:?}");

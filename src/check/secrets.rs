@@ -161,9 +161,20 @@ mod tests {
 
     #[test]
     fn holds_is_contains() {
-        for name in ["", "a", "db_password", "passwordpassword", "xpasswd", "pass"] {
+        for name in [
+            "",
+            "a",
+            "db_password",
+            "passwordpassword",
+            "xpasswd",
+            "pass",
+        ] {
             for word in super::SECRET_WORDS.iter().chain(&["", "pass", "d"]) {
-                assert_eq!(super::holds(name, word), name.contains(word), "{name} {word}");
+                assert_eq!(
+                    super::holds(name, word),
+                    name.contains(word),
+                    "{name} {word}"
+                );
             }
         }
     }

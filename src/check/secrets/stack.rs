@@ -421,7 +421,8 @@ impl World {
                 let child_dir = match dir_of.get(&rel) {
                     Some(d) => *d,
                     None => {
-                        let Some(loaded) = load_dir(root, &real_root, &rel, Utf8Path::new(""), share)
+                        let Some(loaded) =
+                            load_dir(root, &real_root, &rel, Utf8Path::new(""), share)
                         else {
                             continue;
                         };
