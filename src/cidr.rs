@@ -74,6 +74,45 @@ impl fmt::Display for Cidr {
     }
 }
 
+/// For each block of `blocks`, the indexes of the others overlapping it, ascending. Found by
+/// sorting, not by comparing every pair (the VPC check runs on every cell of the repository):
+/// aligned blocks are disjoint or nested, so a block is overlapped by those starting inside it
+/// and by the at most `prefix` blocks containing it, each of which starts at its own address
+/// with a shorter prefix.
+pub fn overlapping(blocks: &[Option<Cidr>]) -> Vec<Vec<usize>> {
+    let mut by_start: Vec<(u32, u8, usize)> = blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.map(|b| (b.network, b.prefix, i)))
+        .collect();
+    by_start.sort_unstable();
+    let mut out = vec![Vec::new(); blocks.len()];
+    for (i, block) in blocks.iter().enumerate() {
+        let Some(block) = block else { continue };
+        let found = &mut out[i];
+        let from = by_start.partition_point(|&(n, _, _)| u64::from(n) < block.first());
+        let to = by_start.partition_point(|&(n, _, _)| u64::from(n) <= block.last());
+        found.extend(by_start[from..to].iter().map(|&(_, _, j)| j));
+        for prefix in 0..block.prefix {
+            let network = block.network & mask(prefix);
+            // One starting at this block's own address was found above.
+            if network == block.network {
+                continue;
+            }
+            let from = by_start.partition_point(|&(n, p, _)| (n, p) < (network, prefix));
+            found.extend(
+                by_start[from..]
+                    .iter()
+                    .take_while(|&&(n, p, _)| (n, p) == (network, prefix))
+                    .map(|&(_, _, j)| j),
+            );
+        }
+        found.retain(|&j| j != i);
+        found.sort_unstable();
+    }
+    out
+}
+
 /// The lowest `/prefix` block of `pool` that overlaps none of `taken`.
 pub fn next_free(pool: Cidr, prefix: u8, taken: &[Cidr]) -> Option<Cidr> {
     if prefix < pool.prefix || prefix > 32 {
@@ -124,17 +163,32 @@ pub fn recorded(root: &Utf8Path, cells: &[String]) -> Vec<CellCidr> {
 pub fn recorded_for(root: &Utf8Path, cell: &str) -> Option<CellCidr> {
     let dir = cell_terraform_dir(cell);
     let tfvars = dir.join("terraform.tfvars");
-    if let Some(found) = read_attribute(root, &tfvars, |body| {
-        body.get_attribute("vpc_cidr").map(|a| &a.value)
+    // Read line by line when it is plain `key = "literal"` lines (`check` reads every cell's).
+    if let Some(found) = read_attribute(root, &tfvars, |text| {
+        let attr = crate::check::secrets::tfvars_attributes(text)?
+            .into_iter()
+            .find(|a| a.key == "vpc_cidr")?;
+        Some((attr.value_line, attr.string))
     }) {
         return Some(found.into_cell(cell, tfvars));
     }
     let variables = dir.join("variables.tf");
-    read_attribute(root, &variables, |body| {
-        body.get_blocks("variable")
+    read_attribute(root, &variables, |text| {
+        // Through the parse cache: every cell's variables.tf is the same text.
+        let body = crate::check::secrets::parse_kept(text).ok()?;
+        let value = body
+            .get_blocks("variable")
             .find(|b| b.has_exact_labels(&["vpc_cidr"]))
             .and_then(|b| b.body.get_attribute("default"))
-            .map(|a| &a.value)
+            .map(|a| &a.value)?;
+        let line = value
+            .span()
+            .map(|s| crate::edit::text::line_number(text, s.start));
+        let string = match value {
+            Expression::String(s) => Some(s.as_str().to_string()),
+            _ => None,
+        };
+        Some((line, string))
     })
     .map(|found| found.into_cell(cell, variables))
 }
@@ -155,21 +209,18 @@ impl Found {
     }
 }
 
+/// `find` gives the line of the value in the file's text and the value, when a literal string.
 fn read_attribute(
     root: &Utf8Path,
     rel: &Utf8Path,
-    find: impl Fn(&hcl_edit::structure::Body) -> Option<&Expression>,
+    find: impl Fn(&str) -> Option<(Option<usize>, Option<String>)>,
 ) -> Option<Found> {
     let text = std::fs::read_to_string(root.join(rel)).ok()?;
-    let body = hcl_edit::parser::parse_body(&text).ok()?;
-    let value = find(&body)?;
-    let line = value
-        .span()
-        .map(|s| crate::edit::text::line_number(&text, s.start))
-        .or_else(|| line_of(&text, "vpc_cidr"));
+    let (line, value) = find(&text)?;
+    let line = line.or_else(|| line_of(&text, "vpc_cidr"));
     let cidr = match value {
-        Expression::String(s) => Cidr::parse(s.as_str()),
-        _ => Err(
+        Some(s) => Cidr::parse(&s),
+        None => Err(
             "`vpc_cidr` is not a literal string, so cellgen cannot tell which block the cell uses"
                 .into(),
         ),
@@ -205,6 +256,39 @@ mod tests {
         assert!(!cidr("10.3.0.0/16").overlaps(&cidr("10.4.0.0/16")));
         assert!(cidr("10.0.0.0/8").contains(&cidr("10.3.0.0/16")));
         assert!(!cidr("10.3.0.0/16").contains(&cidr("10.0.0.0/8")));
+    }
+
+    /// `overlapping` against every pair compared.
+    #[test]
+    fn overlapping_finds_what_comparing_every_pair_does() {
+        // Nested, equal, adjacent and disjoint blocks of many sizes, and a gap (None).
+        let mut blocks: Vec<Option<Cidr>> = vec![None];
+        let mut seed = 7u64;
+        for _ in 0..400 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let prefix = [0, 1, 8, 12, 15, 16, 16, 20, 24, 32][(seed >> 60) as usize % 10];
+            let addr = ((seed >> 16) as u32 & 0x0fff_ffff) | 0x0a00_0000;
+            blocks.push(Some(Cidr {
+                network: addr & mask(prefix),
+                prefix,
+            }));
+            if seed.is_multiple_of(5) {
+                blocks.push(None);
+            }
+        }
+        let found = overlapping(&blocks);
+        for (i, a) in blocks.iter().enumerate() {
+            let pairwise: Vec<usize> = blocks
+                .iter()
+                .enumerate()
+                .filter(|(j, b)| *j != i && matches!((a, b), (Some(a), Some(b)) if a.overlaps(b)))
+                .map(|(j, _)| j)
+                .collect();
+            assert_eq!(found[i], pairwise, "{a:?}");
+        }
+        assert!(found.iter().map(Vec::len).sum::<usize>() > blocks.len());
     }
 
     #[test]

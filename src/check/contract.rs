@@ -3,6 +3,8 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::findings::Finding;
 use super::secrets;
@@ -111,8 +113,7 @@ pub fn check_cell_from(
             };
         }
     };
-    // Parsed through the trace's recent parses: the trace reads this file again.
-    let meta = match secrets::parse_recent(&text).and_then(|body| hcl::read_parsed(&text, &body)) {
+    let meta = match read_metadata(&text) {
         Ok(meta) => meta,
         Err(e) => {
             report(Finding::error(
@@ -278,17 +279,68 @@ pub fn check_cell_from(
     Sample { data }
 }
 
+/// The ConfigMap read from a cell-metadata.tf `text`, or the one read from the same text
+/// before: cells are generated from one template, so most write one of a few texts (keyed by
+/// the whole text; successes only are kept, an error is read again).
+fn read_metadata(text: &str) -> Result<Arc<hcl::CellMetadata>, hcl::HclEditError> {
+    type Memo = foldhash::HashMap<u64, (String, Arc<hcl::CellMetadata>)>;
+    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+    let memo = MEMO.get_or_init(Mutex::default);
+    let hash = foldhash::fast::FixedState::default().hash_one(text);
+    if let Some((kept, meta)) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&hash)
+        && kept == text
+    {
+        return Ok(meta.clone());
+    }
+    // Parsed through the trace's recent parses: the trace reads this file again.
+    let meta = Arc::new(hcl::read_parsed(text, &*secrets::parse_recent(text)?)?);
+    memo.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(hash)
+        .or_insert_with(|| (text.to_string(), meta.clone()));
+    Ok(meta)
+}
+
 /// String values of a `terraform.tfvars` (other values and unreadable files give nothing).
 fn read_tfvars(text: Option<String>) -> BTreeMap<String, String> {
-    let Some(body) = text.and_then(|t| secrets::parse_recent(&t).ok()) else {
+    let Some(attributes) = text.and_then(|t| secrets::tfvars_attributes(&t)) else {
         return BTreeMap::new();
     };
-    body.attributes()
-        .filter_map(|a| match &a.value {
-            hcl_edit::expr::Expression::String(s) => {
-                Some((a.key.as_str().to_string(), s.as_str().to_string()))
-            }
-            _ => None,
-        })
+    attributes
+        .into_iter()
+        .filter_map(|a| Some((a.key, a.string?)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_metadata;
+    use crate::edit::hcl;
+
+    /// The remembered reading is the reading: texts differing in a cell's name only, in a
+    /// key's value only (same length), and texts that do not parse or hold no ConfigMap.
+    #[test]
+    fn remembered_metadata_is_read_as_each_text() {
+        let map = |name: &str, value: &str| {
+            format!(
+                "# cell {name}\nresource \"kubernetes_config_map_v1\" \"cell_metadata\" {{\n  metadata {{\n    name      = \"cell-metadata\"\n    namespace = \"flux-system\"\n  }}\n  data = {{\n    schema    = \"1\"\n    cell_name = {value}\n  }}\n}}\n"
+            )
+        };
+        let texts = [
+            map("eu-west-1-prod", "var.name"),
+            map("eu-west-2-prod", "var.name"),
+            map("eu-west-2-prod", "var.nam2"),
+            map("eu-west-2-prod", "\"abcdefgh\""),
+            map("eu-west-2-prod", "var.name").replace("data = {", "data = {{"),
+            "locals {}\n".to_string(),
+        ];
+        for _ in 0..3 {
+            for text in &texts {
+                let remembered = read_metadata(text).map(|m| format!("{m:?}"));
+                let read = hcl::read(text).map(|m| format!("{m:?}"));
+                assert_eq!(remembered, read, "{text}");
+            }
+        }
+        assert!(read_metadata(&texts[4]).is_err() && read_metadata(&texts[5]).is_err());
+    }
 }

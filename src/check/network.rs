@@ -15,9 +15,12 @@ pub fn check(
 ) {
     let recorded = cidr::recorded(root, all);
     let checked: HashSet<&str> = checked.iter().map(String::as_str).collect();
-    for this in recorded
+    let blocks: Vec<_> = recorded.iter().map(|r| r.cidr.clone().ok()).collect();
+    let overlapping = cidr::overlapping(&blocks);
+    for (i, this) in recorded
         .iter()
-        .filter(|r| checked.contains(r.cell.as_str()))
+        .enumerate()
+        .filter(|(_, r)| checked.contains(r.cell.as_str()))
     {
         let block = match &this.cidr {
             Ok(block) => block,
@@ -29,9 +32,10 @@ pub fn check(
                 continue;
             }
         };
-        for other in recorded.iter().filter(|o| o.cell != this.cell) {
+        // The others in repository order, as when every pair was compared.
+        for other in overlapping[i].iter().map(|&j| &recorded[j]) {
             let Ok(theirs) = &other.cidr else { continue };
-            if block.overlaps(theirs) {
+            if other.cell != this.cell {
                 findings.push(
                     Finding::error(
                         "overlapping-vpc-cidr",

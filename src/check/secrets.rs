@@ -11,7 +11,7 @@ mod taint;
 use camino::Utf8Path;
 use std::collections::BTreeMap;
 
-pub use stack::parse_recent;
+pub use stack::{parse_kept, parse_recent, tfvars_attributes};
 pub use taint::Taint;
 
 /// Every data key of the ConfigMap in the stack `stack` (repository-relative) whose value is
@@ -59,12 +59,22 @@ fn names_an_identifier(lower: &str) -> bool {
 /// Why a key looks secret by its name or its literal value, if it does.
 pub fn secret_reason(key: &str, literal: Option<&str>) -> Option<String> {
     let lower_key = key.to_ascii_lowercase();
-    if let Some(word) = SECRET_WORDS.iter().find(|w| lower_key.contains(*w))
+    if let Some(word) = SECRET_WORDS.iter().find(|w| holds(&lower_key, w))
         && !names_an_identifier(&lower_key)
     {
         return Some(format!("its name contains `{word}`"));
     }
     literal.and_then(secret_literal)
+}
+
+/// `name.contains(word)` for a short name: comparing at each position, where `str::contains`
+/// would first build a searcher for `word` (this runs for every key of every cell).
+fn holds(name: &str, word: &str) -> bool {
+    word.is_empty()
+        || name
+            .as_bytes()
+            .windows(word.len())
+            .any(|w| w == word.as_bytes())
 }
 
 /// Whether an attribute or output name says it holds a secret (used where no provider schema
@@ -84,7 +94,7 @@ fn attribute_names_secret(name: &str) -> bool {
         "secret_binary",
     ]
     .iter()
-    .any(|w| lower.contains(w))
+    .any(|w| holds(&lower, w))
         || ["secret", "token", "api_key", "client_secret"].contains(&lower.as_str())
         || ["_secret", "_token", "_api_key"]
             .iter()
@@ -148,6 +158,26 @@ fn entropy(s: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::{attribute_names_secret, secret_reason};
+
+    #[test]
+    fn holds_is_contains() {
+        for name in [
+            "",
+            "a",
+            "db_password",
+            "passwordpassword",
+            "xpasswd",
+            "pass",
+        ] {
+            for word in super::SECRET_WORDS.iter().chain(&["", "pass", "d"]) {
+                assert_eq!(
+                    super::holds(name, word),
+                    name.contains(word),
+                    "{name} {word}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn flags_secret_names_and_values_and_spares_identifiers() {

@@ -11,6 +11,7 @@
 
 mod align;
 pub mod syntax;
+pub mod tfvars;
 
 use std::ops::Range;
 

@@ -7,18 +7,27 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::Body;
 
-use crate::edit::hcl::HclEditError;
+use crate::edit::hcl::{HclEditError, tfvars};
 
 /// Local modules followed at most (each call is one), so a module calling itself ends.
 const MAX_CONTEXTS: usize = 64;
 
+/// One file of a loaded directory: how this cell's chains show it, and what its text holds.
 pub(super) struct File {
     /// How chains show it: a name in the stack, a repository-relative path elsewhere.
     pub(super) shown: String,
+    /// Shared by every file of the same text ([`shared_content`]).
+    pub(super) content: Arc<Content>,
+}
+
+/// What is derived from a file's text alone, computed once per distinct text in the process:
+/// most of a cell's stack is the same text in every cell (cluster.tf, variables.tf, the
+/// components' files), so a cell pays only for the files it does not share. Nothing here
+/// depends on where the file is: its shown name is the cell's [`File`]'s.
+pub(super) struct Content {
     pub(super) text: String,
     /// Parsed on first use (None: it does not parse, and is skipped).
     body: OnceLock<Option<Arc<Body>>>,
@@ -26,12 +35,52 @@ pub(super) struct File {
     words: u8,
     /// Whether the text holds a backslash.
     backslash: bool,
+    /// Its top-level `module` blocks with a local source: (name, source), in order.
+    calls: OnceLock<Vec<(String, String)>>,
+    /// Its declarations, indexed on first look-up (`taint`).
+    pub(super) decls: OnceLock<super::taint::Decls>,
+}
+
+/// The texts' [`Content`]s, kept from a text's second sighting (as [`ParseCache`] does): a
+/// file unique to a cell (flux.tf, backend.tf) costs a hash, not a copy. Keyed by the whole
+/// text (a foldhash of it, a hit confirmed by comparing the text).
+struct ContentCache {
+    seen: foldhash::HashSet<u64>,
+    kept: foldhash::HashMap<u64, Arc<Content>>,
+}
+
+/// The content of `text`, shared with every earlier file of the same text.
+fn shared_content(text: String) -> Arc<Content> {
+    static CACHE: OnceLock<Mutex<ContentCache>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| {
+        Mutex::new(ContentCache {
+            seen: foldhash::HashSet::default(),
+            kept: foldhash::HashMap::default(),
+        })
+    });
+    let hash = foldhash::fast::FixedState::default().hash_one(text.as_str());
+    let repeated = {
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        match cache.kept.get(&hash) {
+            Some(kept) if kept.text == text => return kept.clone(),
+            Some(_) => false,
+            None => !cache.seen.insert(hash),
+        }
+    };
+    let content = Arc::new(Content::new(text));
+    if repeated {
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        return cache.kept.entry(hash).or_insert(content).clone();
+    }
+    content
 }
 
 /// Parsed bodies of the file texts seen more than once in this process. Cells repeat most of
 /// their stack (cluster.tf, variables.tf, the components' files are the same text in every
 /// cell), so `check` parses each distinct text once instead of once per cell. A text is kept only
-/// from its second sighting: files unique to a cell cost a hash, not a copy. Texts are hashed
+/// from its second sighting (files unique to a cell cost a hash, not a copy), but for the texts
+/// read by several checks ([`parse_kept`]: a cell's terraform.tfvars, read by the contract,
+/// the trace and the VPC check on another thread), kept from the first. Texts are hashed
 /// once, with foldhash (several times faster than SipHash on long keys); a hit is confirmed by
 /// comparing the text, so two texts with one hash are parsed each, the second not kept.
 struct ParseCache {
@@ -55,7 +104,7 @@ pub fn parse_recent(text: &str) -> Result<Arc<Body>, HclEditError> {
         return Ok(body);
     }
     // A text that does not parse is parsed again for the error in edit::hcl's words.
-    let body = match parse_shared(text) {
+    let body = match parse_kept(text) {
         Ok(body) => body,
         Err(_) => Arc::new(crate::edit::hcl::parse_body(text)?),
     };
@@ -78,11 +127,26 @@ fn recently_parsed(text: &str) -> Option<Arc<Body>> {
 }
 
 fn parse_cached(text: &str) -> Option<Arc<Body>> {
-    recently_parsed(text).or_else(|| parse_shared(text).ok())
+    recently_parsed(text).or_else(|| parse_shared(text, false).ok())
 }
 
-/// `text` parsed through the process's [`ParseCache`] (successes only are kept).
-fn parse_shared(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
+/// The top-level attributes of a tfvars `text`, None when it does not parse: read line by line
+/// when it is plain `key = "literal"` lines, else from its parse (kept, see [`parse_kept`]).
+pub fn tfvars_attributes(text: &str) -> Option<Vec<tfvars::TopAttribute>> {
+    tfvars::simple_attributes(text)
+        .or_else(|| Some(tfvars::attributes_of(text, &*parse_kept(text).ok()?)))
+}
+
+/// `text` parsed, or the body of the same text in the process's parse cache, where it is kept
+/// from this first parse: for a text several checks parse (a cell's terraform.tfvars and
+/// cell-metadata.tf), whatever thread parses it first.
+pub fn parse_kept(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
+    parse_shared(text, true)
+}
+
+/// `text` parsed through the process's [`ParseCache`] (successes only are kept; `first`: from
+/// the first sighting, else from the second).
+fn parse_shared(text: &str, first: bool) -> Result<Arc<Body>, hcl_edit::parser::Error> {
     static CACHE: OnceLock<Mutex<ParseCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| {
         Mutex::new(ParseCache {
@@ -96,7 +160,7 @@ fn parse_shared(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
         match cache.bodies.get(&hash) {
             Some((kept, body)) if kept == text => return Ok(body.clone()),
             Some(_) => false,
-            None => !cache.seen.insert(hash),
+            None => !cache.seen.insert(hash) || first,
         }
     };
     let body = Arc::new(hcl_edit::parser::parse_body(text)?);
@@ -110,15 +174,15 @@ fn parse_shared(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
     Ok(body)
 }
 
-impl File {
-    /// The file's body, parsed (once, through the parse cache) when first asked for.
+impl Content {
+    /// The text's body, parsed (once, through the parse cache) when first asked for.
     pub(super) fn body(&self) -> Option<&Body> {
         self.body
             .get_or_init(|| parse_cached(&self.text))
             .as_deref()
     }
 
-    /// Whether the file may declare a `word` block (or local) named `name`: block types and
+    /// Whether the text may declare a `word` block (or local) named `name`: block types and
     /// names are written out in the text (a label or key with an escape is the one way to
     /// write a name otherwise, so a text holding a backslash always may).
     pub(super) fn may_declare(&self, word: &str, name: &str) -> bool {
@@ -132,8 +196,8 @@ impl File {
                 || memchr::memmem::find(self.text.as_bytes(), name.as_bytes()).is_some())
     }
 
-    /// A file of `text`, the words [`File::may_declare`] asks about found once.
-    pub(super) fn new(shown: String, text: String) -> File {
+    /// The content of `text`, the words [`Content::may_declare`] asks about found once.
+    fn new(text: String) -> Content {
         static FINDERS: OnceLock<Vec<memchr::memmem::Finder<'static>>> = OnceLock::new();
         let finders =
             FINDERS.get_or_init(|| DECLARING.iter().map(memchr::memmem::Finder::new).collect());
@@ -142,16 +206,17 @@ impl File {
             .enumerate()
             .filter(|(_, f)| f.find(text.as_bytes()).is_some())
             .fold(0u8, |mask, (i, _)| mask | (1 << i));
-        File {
-            shown,
+        Content {
             backslash: memchr::memchr(b'\\', text.as_bytes()).is_some(),
             words,
             text,
             body: OnceLock::new(),
+            calls: OnceLock::new(),
+            decls: OnceLock::new(),
         }
     }
 
-    /// Whether the file may hold a top-level `module` block: a block starts a line (after
+    /// Whether the text may hold a top-level `module` block: a block starts a line (after
     /// blanks, or after a `/* */` comment, so a text holding one always may).
     fn may_call_module(&self) -> bool {
         memchr::memmem::find(self.text.as_bytes(), b"/*").is_some()
@@ -165,9 +230,51 @@ impl File {
             })
     }
 
+    /// Its top-level `module` blocks whose source is a local path: (name, source).
+    fn local_calls(&self) -> &[(String, String)] {
+        self.calls.get_or_init(|| {
+            if !self.may_call_module() {
+                return Vec::new();
+            }
+            let Some(body) = self.body() else {
+                return Vec::new();
+            };
+            body.get_blocks("module")
+                .filter_map(|b| {
+                    let name = b.labels.first()?.as_str().to_string();
+                    let source = literal_string(&b.body.get_attribute("source")?.value)?;
+                    (source.starts_with("./") || source.starts_with("../"))
+                        .then(|| (name, source.to_string()))
+                })
+                .collect()
+        })
+    }
+}
+
+impl File {
+    /// A file of `text` shown as `shown`; `share`: its content shared with every other file
+    /// of the same text (false: computed for this file alone, what the cache must equal).
+    pub(super) fn new(shown: String, text: String, share: bool) -> File {
+        let content = if share {
+            shared_content(text)
+        } else {
+            Arc::new(Content::new(text))
+        };
+        File { shown, content }
+    }
+
+    pub(super) fn body(&self) -> Option<&Body> {
+        self.content.body()
+    }
+
+    pub(super) fn may_declare(&self, word: &str, name: &str) -> bool {
+        self.content.may_declare(word, name)
+    }
+
     pub(super) fn line(&self, span: Option<std::ops::Range<usize>>) -> usize {
-        let offset = span.map_or(0, |s| s.start).min(self.text.len());
-        self.text[..offset].matches('\n').count() + 1
+        let text = &self.content.text;
+        let offset = span.map_or(0, |s| s.start).min(text.len());
+        text[..offset].matches('\n').count() + 1
     }
 
     pub(super) fn at(&self, span: Option<std::ops::Range<usize>>) -> String {
@@ -240,6 +347,7 @@ fn load_dir(
     real_root: &Utf8Path,
     rel: &Utf8Path,
     shown_under: &Utf8Path,
+    share: bool,
 ) -> Option<Dir> {
     // The directory itself (or a symlink on its way) must not lead out of the repository.
     if !root.join(rel).canonicalize().ok()?.starts_with(real_root) {
@@ -254,19 +362,18 @@ fn load_dir(
         .filter(|n| n.ends_with(".tf"))
         .collect();
     names.sort();
+    // Once per directory, not per file.
+    let dir = root.join(rel);
+    let shown_dir = rel.strip_prefix(shown_under).unwrap_or(rel);
     let files = names
         .into_iter()
         .filter_map(|name| {
-            let text = read_inside(real_root, &root.join(rel).join(&name))?;
-            let shown = rel
-                .strip_prefix(shown_under)
-                .unwrap_or(rel)
-                .join(&name)
-                .into_string();
-            let file = File::new(shown, text);
+            let text = read_inside(real_root, &dir.join(&name))?;
+            let shown = shown_dir.join(&name).into_string();
+            let file = File::new(shown, text, share);
             // Without these words a file declares nothing a value can be read from (versions.tf,
             // backend.tf): skip parsing it.
-            (file.words != 0).then_some(file)
+            (file.content.words != 0).then_some(file)
         })
         .collect();
     Some(Dir { files })
@@ -280,10 +387,12 @@ fn literal_string(expr: &Expression) -> Option<&str> {
 }
 
 impl World {
-    pub(super) fn load(root: &Utf8Path, stack: &Utf8Path) -> Option<World> {
+    /// The stack `stack` and the local modules it calls; `share`: files' contents shared by
+    /// text across cells and calls ([`File::new`]).
+    pub(super) fn load(root: &Utf8Path, stack: &Utf8Path, share: bool) -> Option<World> {
         let real_root = canonical_root(root)?;
         let mut world = World {
-            dirs: vec![load_dir(root, &real_root, stack, stack)?],
+            dirs: vec![load_dir(root, &real_root, stack, stack, share)?],
             ctxs: vec![Ctx {
                 dir: 0,
                 call: None,
@@ -299,15 +408,7 @@ impl World {
             let calls: Vec<(String, String)> = world.dirs[dir]
                 .files
                 .iter()
-                .filter(|f| f.may_call_module())
-                .filter_map(File::body)
-                .flat_map(|body| body.get_blocks("module"))
-                .filter_map(|b| {
-                    let name = b.labels.first()?.as_str().to_string();
-                    let source = literal_string(&b.body.get_attribute("source")?.value)?;
-                    (source.starts_with("./") || source.starts_with("../"))
-                        .then(|| (name, source.to_string()))
-                })
+                .flat_map(|f| f.content.local_calls().iter().cloned())
                 .collect();
             for (name, source) in calls {
                 if world.ctxs.len() >= MAX_CONTEXTS {
@@ -320,7 +421,8 @@ impl World {
                 let child_dir = match dir_of.get(&rel) {
                     Some(d) => *d,
                     None => {
-                        let Some(loaded) = load_dir(root, &real_root, &rel, Utf8Path::new(""))
+                        let Some(loaded) =
+                            load_dir(root, &real_root, &rel, Utf8Path::new(""), share)
                         else {
                             continue;
                         };
@@ -366,20 +468,12 @@ fn read_tfvars(
         let Some(text) = read_inside(real_root, &root.join(stack).join(&name)) else {
             continue;
         };
-        let Ok(body) = parse_recent(&text) else {
+        let Some(attributes) = tfvars_attributes(&text) else {
             continue;
         };
-        let shown = name.clone();
-        for attr in body.attributes() {
-            if let Expression::String(s) = &attr.value {
-                let line = text[..attr.span().map_or(0, |s| s.start)]
-                    .matches('\n')
-                    .count()
-                    + 1;
-                values.insert(
-                    attr.key.as_str().to_string(),
-                    (format!("{shown}:{line}"), s.as_str().to_string()),
-                );
+        for attr in attributes {
+            if let Some(value) = attr.string {
+                values.insert(attr.key, (format!("{name}:{}", attr.line), value));
             }
         }
     }
@@ -438,7 +532,7 @@ mod tests {
         ];
         let words = DECLARING.iter().copied().chain(["terraform", ""]);
         for text in texts {
-            let file = File::new(String::new(), text.to_string());
+            let file = Content::new(text.to_string());
             for word in words.clone() {
                 for name in ["a", "b", "c", "d", "e", "f", "g", "aws_x", ""] {
                     let plain = text.contains(word) && (text.contains(name) || text.contains('\\'));
@@ -469,7 +563,7 @@ mod tests {
             "",
             "module",
         ] {
-            let file = File::new(String::new(), text.to_string());
+            let file = Content::new(text.to_string());
             assert_eq!(file.may_call_module(), by_lines(text), "{text:?}");
         }
     }

@@ -15,7 +15,6 @@
 //! are skipped: Terraform cannot apply such a stack, so no ConfigMap is written from it.
 
 use camino::Utf8Path;
-use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use hcl_edit::Span;
@@ -46,7 +45,12 @@ const MAX_NODES: usize = 200_000;
 /// Every data key of `kubernetes_config_map_v1.cell_metadata` in the stack `stack` (relative to
 /// `root`) that is built from a secret, with its chain.
 pub fn trace(root: &Utf8Path, stack: &Utf8Path) -> BTreeMap<String, Taint> {
-    let Some(world) = World::load(root, stack) else {
+    trace_loaded(root, stack, true)
+}
+
+/// [`trace`], with files' contents shared by text (`share`) or computed per file.
+fn trace_loaded(root: &Utf8Path, stack: &Utf8Path, share: bool) -> BTreeMap<String, Taint> {
+    let Some(world) = World::load(root, stack, share) else {
         return BTreeMap::new();
     };
     let tracer = Tracer::new(&world);
@@ -59,52 +63,57 @@ pub fn trace(root: &Utf8Path, stack: &Utf8Path) -> BTreeMap<String, Taint> {
 
 type Decl<'w, T> = (&'w File, &'w T);
 
-/// The declarations of one file, the first of each name winning.
+/// The declarations of one file's text, the first of each name winning: positions in its body
+/// (block `i` is `body.get(i)`, a local `(i, j)` attribute `j` of block `i`), so one index
+/// serves every file of that text, whatever the cell ([`super::stack::Content`]).
 #[derive(Default)]
-struct FileIndex<'w> {
-    vars: HashMap<&'w str, Decl<'w, Block>>,
-    locals: HashMap<&'w str, Decl<'w, Attribute>>,
-    blocks: HashMap<(Kind, &'w str, &'w str), Decl<'w, Block>>,
-    modules: HashMap<&'w str, Decl<'w, Block>>,
-    outputs: HashMap<&'w str, Decl<'w, Block>>,
+pub(super) struct Decls {
+    vars: foldhash::HashMap<String, usize>,
+    locals: foldhash::HashMap<String, (usize, usize)>,
+    /// By name: (kind, type, position), the first of each (kind, type, name).
+    blocks: foldhash::HashMap<String, Vec<(Kind, String, usize)>>,
+    modules: foldhash::HashMap<String, usize>,
+    outputs: foldhash::HashMap<String, usize>,
 }
 
-impl<'w> FileIndex<'w> {
-    fn of(file: &'w File) -> FileIndex<'w> {
-        let mut index = FileIndex::default();
-        let Some(body) = file.body() else {
+impl Decls {
+    fn of(body: Option<&Body>) -> Decls {
+        let mut index = Decls::default();
+        let Some(body) = body else {
             return index;
         };
-        for block in body.blocks() {
+        let first = |map: &mut foldhash::HashMap<String, usize>, name: &str, i: usize| {
+            if !map.contains_key(name) {
+                map.insert(name.to_string(), i);
+            }
+        };
+        for (i, structure) in body.iter().enumerate() {
+            let Some(block) = structure.as_block() else {
+                continue;
+            };
             let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
             match (block.ident.as_str(), labels.as_slice()) {
-                ("variable", [name]) => {
-                    index.vars.entry(name).or_insert((file, block));
-                }
-                ("output", [name]) => {
-                    index.outputs.entry(name).or_insert((file, block));
-                }
-                ("module", [name]) => {
-                    index.modules.entry(name).or_insert((file, block));
-                }
-                ("resource", [ty, name]) => {
-                    index
-                        .blocks
-                        .entry((Kind::Resource, ty, name))
-                        .or_insert((file, block));
-                }
-                ("data", [ty, name]) => {
-                    index
-                        .blocks
-                        .entry((Kind::Data, ty, name))
-                        .or_insert((file, block));
+                ("variable", [name]) => first(&mut index.vars, name, i),
+                ("output", [name]) => first(&mut index.outputs, name, i),
+                ("module", [name]) => first(&mut index.modules, name, i),
+                ("resource" | "data", [ty, name]) => {
+                    let kind = if block.ident.as_str() == "data" {
+                        Kind::Data
+                    } else {
+                        Kind::Resource
+                    };
+                    let same = index.blocks.entry(name.to_string()).or_default();
+                    if !same.iter().any(|(k, t, _)| *k == kind && t == ty) {
+                        same.push((kind, ty.to_string(), i));
+                    }
                 }
                 ("locals", []) => {
-                    for attr in block.body.attributes() {
-                        index
-                            .locals
-                            .entry(attr.key.as_str())
-                            .or_insert((file, attr));
+                    for (j, attr) in block.body.iter().enumerate() {
+                        if let Some(attr) = attr.as_attribute()
+                            && !index.locals.contains_key(attr.key.as_str())
+                        {
+                            index.locals.insert(attr.key.as_str().to_string(), (i, j));
+                        }
                     }
                 }
                 _ => {}
@@ -114,46 +123,56 @@ impl<'w> FileIndex<'w> {
     }
 }
 
+/// Block `i` of a file's body.
+fn block_at(file: &File, i: usize) -> Option<Decl<'_, Block>> {
+    Some((file, file.body()?.get(i)?.as_block()?))
+}
+
 /// The declarations of a directory, the first file (in name order) declaring a name winning.
 /// A file is parsed and indexed only when a look-up may find something in it: its text holds
-/// the block type's word and the name ([`File::may_declare`]). A stack's files mostly declare
-/// what no ConfigMap value reaches (flux.tf, versions.tf differ per cell, so the parse cache
-/// does not spare them), and the answer is the same as indexing every file up front.
+/// the block type's word and the name ([`File::may_declare`]), or it is indexed already (by
+/// any cell: the index belongs to the text). A stack's files mostly declare what no ConfigMap
+/// value reaches (flux.tf, versions.tf differ per cell, so the parse cache does not spare
+/// them), and the answer is the same as indexing every file up front.
 struct Index<'w> {
     dir: &'w Dir,
-    files: Vec<OnceCell<FileIndex<'w>>>,
 }
 
 impl<'w> Index<'w> {
     fn of(dir: &'w Dir) -> Index<'w> {
-        Index {
-            dir,
-            files: dir.files.iter().map(|_| OnceCell::new()).collect(),
-        }
+        Index { dir }
     }
 
-    fn file(&self, i: usize) -> &FileIndex<'w> {
-        self.files[i].get_or_init(|| FileIndex::of(&self.dir.files[i]))
+    fn decls(file: &'w File) -> &'w Decls {
+        let content = &*file.content;
+        content.decls.get_or_init(|| Decls::of(content.body()))
     }
 
-    /// The first declaration of `name` (by `pick`) in a file holding `word` and `name`.
+    /// The first declaration of `name` (by `pick`) in a file indexed already or holding `word`
+    /// and `name`.
     fn find<T>(
         &self,
         word: &str,
         name: &str,
-        pick: impl Fn(&FileIndex<'w>) -> Option<T>,
+        pick: impl Fn(&'w File, &'w Decls) -> Option<T>,
     ) -> Option<T> {
-        (0..self.files.len())
-            .filter(|i| self.dir.files[*i].may_declare(word, name))
-            .find_map(|i| pick(self.file(i)))
+        self.dir
+            .files
+            .iter()
+            .filter(|f| f.content.decls.get().is_some() || f.may_declare(word, name))
+            .find_map(|f| pick(f, Self::decls(f)))
     }
 
     fn var(&self, name: &str) -> Option<Decl<'w, Block>> {
-        self.find("variable", name, |f| f.vars.get(name).copied())
+        self.find("variable", name, |f, d| block_at(f, *d.vars.get(name)?))
     }
 
     fn local(&self, name: &str) -> Option<Decl<'w, Attribute>> {
-        self.find("locals", name, |f| f.locals.get(name).copied())
+        self.find("locals", name, |f, d| {
+            let (i, j) = *d.locals.get(name)?;
+            let block = f.body()?.get(i)?.as_block()?;
+            Some((f, block.body.get(j)?.as_attribute()?))
+        })
     }
 
     fn block(&self, kind: Kind, ty: &str, name: &str) -> Option<Decl<'w, Block>> {
@@ -162,23 +181,34 @@ impl<'w> Index<'w> {
         } else {
             "resource"
         };
-        self.find(word, name, |f| f.blocks.get(&(kind, ty, name)).copied())
+        self.find(word, name, |f, d| {
+            let (_, _, i) = d
+                .blocks
+                .get(name)?
+                .iter()
+                .find(|(k, t, _)| *k == kind && t == ty)?;
+            block_at(f, *i)
+        })
     }
 
     fn module(&self, name: &str) -> Option<Decl<'w, Block>> {
-        self.find("module", name, |f| f.modules.get(name).copied())
+        self.find("module", name, |f, d| block_at(f, *d.modules.get(name)?))
     }
 
     fn output(&self, name: &str) -> Option<Decl<'w, Block>> {
-        self.find("output", name, |f| f.outputs.get(name).copied())
+        self.find("output", name, |f, d| block_at(f, *d.outputs.get(name)?))
     }
 
     /// Every output, the first declaration of each name.
     fn outputs(&self) -> Vec<Decl<'w, Block>> {
         let mut all: HashMap<&'w str, Decl<'w, Block>> = HashMap::new();
-        for i in 0..self.files.len() {
-            for (name, decl) in &self.file(i).outputs {
-                all.entry(name).or_insert(*decl);
+        for file in &self.dir.files {
+            for (name, i) in &Self::decls(file).outputs {
+                if !all.contains_key(name.as_str())
+                    && let Some(decl) = block_at(file, *i)
+                {
+                    all.insert(name, decl);
+                }
             }
         }
         all.into_values().collect()
@@ -653,68 +683,4 @@ impl Visit for Collect<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::trace;
-
-    /// A stack of `files` traced; each key's chain joined.
-    fn chains(files: &[(&str, &str)]) -> Vec<(String, String)> {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        trace(
-            camino::Utf8Path::from_path(dir.path()).unwrap(),
-            camino::Utf8Path::new("stack"),
-        )
-        .into_iter()
-        .map(|(k, t)| (k, t.chain.join(" <- ")))
-        .collect()
-    }
-
-    const MAP: &str = r#"resource "kubernetes_config_map_v1" "cell_metadata" {
-  data = {
-    a = local.a
-    b = var.bee
-    c = module.m.out
-  }
-}
-"#;
-
-    // Declarations are indexed lazily, a file only when its text may hold the name: the
-    // answers must be those of indexing every file.
-    #[test]
-    fn lazy_index_finds_what_an_eager_one_does() {
-        let found = chains(&[
-            ("stack/cell-metadata.tf", MAP),
-            // The first file (by name) declaring a local wins; the later one is a secret.
-            ("stack/a.tf", "locals {\n  a = \"plain\"\n}\n"),
-            ("stack/z.tf", "locals {\n  a = sensitive(\"x\")\n}\n"),
-            // A label written with an escape holds the name only once decoded.
-            (
-                "stack/vars.tf",
-                "variable \"\\u0062ee\" {\n  sensitive = true\n}\n",
-            ),
-            // A module block after an inline comment is still a block.
-            (
-                "stack/mods.tf",
-                "/* local */ module \"m\" {\n  source = \"../mod\"\n}\n",
-            ),
-            (
-                "mod/main.tf",
-                "output \"out\" {\n  value     = \"x\"\n  sensitive = true\n}\n",
-            ),
-        ]);
-        assert_eq!(
-            found,
-            [
-                ("b".to_string(), "b <- var.bee (vars.tf:1)".to_string()),
-                (
-                    "c".to_string(),
-                    "c <- module.m.out (mods.tf:1) <- output \"out\" (mod/main.tf:1)".to_string()
-                ),
-            ]
-        );
-    }
-}
+mod tests;
