@@ -9,6 +9,7 @@ use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 
 use crate::config::line_of;
+use crate::filestore::FileStore;
 use crate::repo::cell_terraform_dir;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -115,22 +116,31 @@ pub struct CellCidr {
 /// `default` of `variable "vpc_cidr"` (cells generated before each cell had its own block).
 /// A cell whose stack sets neither is left out.
 pub fn recorded(root: &Utf8Path, cells: &[String]) -> Vec<CellCidr> {
+    recorded_in(&FileStore::new(root), cells)
+}
+
+/// [`recorded`], the files read through `files` (a command's store).
+pub fn recorded_in(files: &FileStore, cells: &[String]) -> Vec<CellCidr> {
     cells
         .iter()
-        .filter_map(|cell| recorded_for(root, cell))
+        .filter_map(|cell| recorded_for_in(files, cell))
         .collect()
 }
 
 pub fn recorded_for(root: &Utf8Path, cell: &str) -> Option<CellCidr> {
+    recorded_for_in(&FileStore::new(root), cell)
+}
+
+fn recorded_for_in(files: &FileStore, cell: &str) -> Option<CellCidr> {
     let dir = cell_terraform_dir(cell);
     let tfvars = dir.join("terraform.tfvars");
-    if let Some(found) = read_attribute(root, &tfvars, |body| {
+    if let Some(found) = read_attribute(files, &tfvars, |body| {
         body.get_attribute("vpc_cidr").map(|a| &a.value)
     }) {
         return Some(found.into_cell(cell, tfvars));
     }
     let variables = dir.join("variables.tf");
-    read_attribute(root, &variables, |body| {
+    read_attribute(files, &variables, |body| {
         body.get_blocks("variable")
             .find(|b| b.has_exact_labels(&["vpc_cidr"]))
             .and_then(|b| b.body.get_attribute("default"))
@@ -156,11 +166,11 @@ impl Found {
 }
 
 fn read_attribute(
-    root: &Utf8Path,
+    files: &FileStore,
     rel: &Utf8Path,
     find: impl Fn(&hcl_edit::structure::Body) -> Option<&Expression>,
 ) -> Option<Found> {
-    let text = std::fs::read_to_string(root.join(rel)).ok()?;
+    let text = files.read_to_string(rel).ok()?;
     let body = hcl_edit::parser::parse_body(&text).ok()?;
     let value = find(&body)?;
     let line = value

@@ -6,13 +6,15 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use super::Finding;
 use crate::config::{CONFIG_FILE, Config};
+use crate::filestore::FileStore;
 use crate::merge::{BASE_MARKER, OURS_MARKER, THEIRS_MARKER, marker_lines};
 
 use crate::repo::{cell_flux_dir, cell_terraform_dir};
 
 /// Findings for cellgen.yaml, the repository's generated files and shared directories, and the
-/// `checked` cells' directories.
-pub fn check(root: &Utf8Path, config: &Config, checked: &[String], findings: &mut Vec<Finding>) {
+/// `checked` cells' directories (read through `files`, the command's store).
+pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &mut Vec<Finding>) {
+    let root = files.root();
     let mut shared: Vec<Utf8PathBuf> = vec![Utf8PathBuf::from(CONFIG_FILE)];
     let mut dirs: Vec<Utf8PathBuf> = vec![Utf8PathBuf::from(crate::catalog::COMPONENTS_DIR)];
     dirs.extend(
@@ -30,14 +32,14 @@ pub fn check(root: &Utf8Path, config: &Config, checked: &[String], findings: &mu
     shared.sort();
     shared.dedup();
     for file in &shared {
-        scan(root, file, None, findings);
+        scan(files, file, None, findings);
     }
     for cell in checked {
-        let mut files = Vec::new();
-        walk(root, &cell_flux_dir(cell), &mut files, findings);
-        walk(root, &cell_terraform_dir(cell), &mut files, findings);
-        for file in &files {
-            scan(root, file, Some(cell), findings);
+        let mut found = Vec::new();
+        walk(root, &cell_flux_dir(cell), &mut found, findings);
+        walk(root, &cell_terraform_dir(cell), &mut found, findings);
+        for file in &found {
+            scan(files, file, Some(cell), findings);
         }
     }
 }
@@ -74,8 +76,8 @@ fn may_hold_marker(text: &str) -> bool {
     })
 }
 
-fn scan(root: &Utf8Path, file: &Utf8Path, cell: Option<&str>, findings: &mut Vec<Finding>) {
-    let Ok(text) = std::fs::read_to_string(root.join(file)) else {
+fn scan(files: &FileStore, file: &Utf8Path, cell: Option<&str>, findings: &mut Vec<Finding>) {
+    let Ok(text) = files.read_to_string(file) else {
         return;
     };
     if !may_hold_marker(&text) {

@@ -611,7 +611,8 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         }
-        let m = load(&Source::Disk, Utf8Path::from_path(dir.path()).unwrap()).unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        let m = load(&Source::disk(root), root).unwrap();
         (dir, m)
     }
 

@@ -27,6 +27,7 @@ use super::sensitive::{Kind, lookup};
 use super::stack::{Dir, File, World};
 use super::{attribute_names_secret, secret_literal};
 use crate::edit::hcl::{CONFIG_MAP_NAME, CONFIG_MAP_TYPE};
+use crate::filestore::FileStore;
 
 /// How a ConfigMap value is built from a secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,9 +45,9 @@ const SHOWN_LINKS: usize = 12;
 const MAX_NODES: usize = 200_000;
 
 /// Every data key of `kubernetes_config_map_v1.cell_metadata` in the stack `stack` (relative to
-/// `root`) that is built from a secret, with its chain.
-pub fn trace(root: &Utf8Path, stack: &Utf8Path) -> BTreeMap<String, Taint> {
-    let Some(world) = World::load(root, stack) else {
+/// the root of `files`) that is built from a secret, with its chain.
+pub fn trace(files: &FileStore, stack: &Utf8Path) -> BTreeMap<String, Taint> {
+    let Some(world) = World::load(files, stack) else {
         return BTreeMap::new();
     };
     let tracer = Tracer::new(&world);
@@ -665,7 +666,7 @@ mod tests {
             std::fs::write(path, text).unwrap();
         }
         trace(
-            camino::Utf8Path::from_path(dir.path()).unwrap(),
+            &FileStore::new(camino::Utf8Path::from_path(dir.path()).unwrap()),
             camino::Utf8Path::new("stack"),
         )
         .into_iter()

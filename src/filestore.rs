@@ -1,0 +1,341 @@
+//! Each repository file read once per command. `check` reads a cell's files from several
+//! places (the builder, the contract, the secret trace, the VPC check, the conflict-marker
+//! scan), on every core; they all ask this store, which opens a file the first time it is asked
+//! for and keeps what it found: the contents, what the path is, or the error.
+//!
+//! A file is opened without following a symbolic link at its end (`O_NOFOLLOW`, and
+//! `O_NONBLOCK` so that a FIFO is not waited on) and then asked what it is on the open
+//! descriptor: one open, one `fstat` and the reads, instead of `lstat`, `open`, `fstat` for a
+//! size hint. Readers keep their own policy on links: [`FileStore::kind`] and
+//! [`FileStore::contents`] answer without following one (the builder, which refuses links as
+//! Flux's artifact drops them; the secret trace, which follows a link only inside the root),
+//! [`FileStore::read`] follows one, as `std::fs::read` does.
+
+use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
+use std::collections::HashMap;
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub use crate::kustomize::source::Kind;
+
+/// A file's contents, shared by every reader.
+pub type Bytes = Arc<Vec<u8>>;
+
+/// An io error kept to be handed out again (`io::Error` is not `Clone`): the OS error number
+/// when there is one, so the message is the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Failure {
+    Os(i32),
+    Other(io::ErrorKind, String),
+}
+
+impl Failure {
+    fn of(e: &io::Error) -> Failure {
+        match e.raw_os_error() {
+            Some(code) => Failure::Os(code),
+            None => Failure::Other(e.kind(), e.to_string()),
+        }
+    }
+
+    fn error(&self) -> io::Error {
+        match self {
+            Failure::Os(code) => io::Error::from_raw_os_error(*code),
+            Failure::Other(kind, message) => io::Error::new(*kind, message.clone()),
+        }
+    }
+}
+
+/// What opening a path without following a link at its end found.
+#[derive(Debug)]
+struct Opened {
+    kind: Result<Kind, Failure>,
+    /// A regular file's contents (or why it could not be read); the open's error for a path
+    /// that could not be opened (missing, ...); None for a directory, a link or another kind.
+    contents: Option<Result<Bytes, Failure>>,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    opened: OnceLock<Opened>,
+    /// The contents reached through a link at the end of the path.
+    followed: OnceLock<Result<Bytes, Failure>>,
+}
+
+/// The files of one repository, read once each (see the module's comment). Shared by the
+/// threads of a command.
+#[derive(Debug)]
+pub struct FileStore {
+    root: Utf8PathBuf,
+    canonical: OnceLock<Option<Utf8PathBuf>>,
+    slots: Mutex<HashMap<Utf8PathBuf, Arc<Slot>, foldhash::fast::RandomState>>,
+    /// Files opened, to show each is opened once.
+    opens: AtomicUsize,
+}
+
+impl FileStore {
+    pub fn new(root: &Utf8Path) -> FileStore {
+        FileStore {
+            root: root.to_path_buf(),
+            canonical: OnceLock::new(),
+            slots: Mutex::new(HashMap::default()),
+            opens: AtomicUsize::new(0),
+        }
+    }
+
+    /// The root as given.
+    pub fn root(&self) -> &Utf8Path {
+        &self.root
+    }
+
+    /// The root with every link resolved, found once (None when it cannot be, or is not UTF-8).
+    pub fn canonical_root(&self) -> Option<&Utf8Path> {
+        self.canonical
+            .get_or_init(|| self.root.canonicalize_utf8().ok())
+            .as_deref()
+    }
+
+    /// How many times a file was opened.
+    pub fn opens(&self) -> usize {
+        self.opens.load(Ordering::Relaxed)
+    }
+
+    /// How many distinct paths were opened.
+    pub fn paths_opened(&self) -> usize {
+        lock(&self.slots)
+            .values()
+            .filter(|s| s.opened.get().is_some() || s.followed.get().is_some())
+            .count()
+    }
+
+    /// The repository-relative path of `abs` when it is under the root as given or its
+    /// canonical form; None for a path elsewhere.
+    pub fn relative<'a>(&self, abs: &'a Utf8Path) -> Option<&'a Utf8Path> {
+        abs.strip_prefix(&self.root)
+            .ok()
+            .or_else(|| abs.strip_prefix(self.canonical_root()?).ok())
+    }
+
+    fn slot(&self, rel: &Utf8Path) -> Arc<Slot> {
+        let mut slots = lock(&self.slots);
+        if let Some(slot) = slots.get(rel) {
+            return slot.clone();
+        }
+        let slot = Arc::new(Slot::default());
+        slots.insert(rel.to_path_buf(), slot.clone());
+        slot
+    }
+
+    /// `f` of the slot of `rel`, opened when first asked for.
+    fn with_opened<T>(&self, rel: &Utf8Path, f: impl FnOnce(&Slot, &Opened) -> T) -> T {
+        let slot = self.slot(rel);
+        let opened = slot.opened.get_or_init(|| self.open(rel));
+        f(&slot, opened)
+    }
+
+    fn open(&self, rel: &Utf8Path) -> Opened {
+        let path = self.root.join(rel);
+        self.opens.fetch_add(1, Ordering::Relaxed);
+        match open_nofollow(&path) {
+            Ok(mut file) => match file.metadata() {
+                Ok(meta) if meta.is_file() => Opened {
+                    kind: Ok(Kind::File),
+                    contents: Some(read_all(&mut file, meta.len()).map_err(|e| Failure::of(&e))),
+                },
+                Ok(meta) if meta.is_dir() => Opened {
+                    kind: Ok(Kind::Dir),
+                    contents: None,
+                },
+                Ok(_) => Opened {
+                    kind: Ok(Kind::Other),
+                    contents: None,
+                },
+                Err(e) => Opened {
+                    kind: Err(Failure::of(&e)),
+                    contents: Some(Err(Failure::of(&e))),
+                },
+            },
+            Err(e) if is_missing(&e) => Opened {
+                kind: Ok(Kind::Missing),
+                contents: Some(Err(Failure::of(&e))),
+            },
+            // A link at the end (ELOOP), a socket (ENXIO), a file that may not be read: what
+            // `lstat` says it is.
+            Err(e) => {
+                let failure = Failure::of(&e);
+                match std::fs::symlink_metadata(&path) {
+                    Ok(m) if m.file_type().is_symlink() => Opened {
+                        kind: Ok(Kind::Link),
+                        contents: None,
+                    },
+                    Ok(m) => Opened {
+                        kind: Ok(if m.is_dir() {
+                            Kind::Dir
+                        } else if m.is_file() {
+                            Kind::File
+                        } else {
+                            Kind::Other
+                        }),
+                        contents: Some(Err(failure)),
+                    },
+                    Err(e) if is_missing(&e) => Opened {
+                        kind: Ok(Kind::Missing),
+                        contents: Some(Err(failure)),
+                    },
+                    Err(e) => Opened {
+                        kind: Err(Failure::of(&e)),
+                        contents: Some(Err(failure)),
+                    },
+                }
+            }
+        }
+    }
+
+    /// What `rel` is, a link at its end not followed (as `std::fs::symlink_metadata` says; a
+    /// path that is not there, or under something that is not a directory, is `Missing`).
+    pub fn kind(&self, rel: &Utf8Path) -> io::Result<Kind> {
+        self.with_opened(rel, |_, opened| opened.kind.clone().map_err(|f| f.error()))
+    }
+
+    /// The contents of `rel` when it is a regular file, a link at its end not followed: None
+    /// for a link, a directory or another kind of file; the error when it could not be read.
+    pub fn contents(&self, rel: &Utf8Path) -> Option<io::Result<Bytes>> {
+        self.with_opened(rel, |_, opened| match opened.kind {
+            Ok(Kind::File) => opened
+                .contents
+                .clone()
+                .map(|c| c.map_err(|f| f.error())),
+            _ => None,
+        })
+    }
+
+    /// The contents of `rel`, a link followed: what `std::fs::read` gives.
+    pub fn read(&self, rel: &Utf8Path) -> io::Result<Bytes> {
+        self.with_opened(rel, |slot, opened| match (&opened.kind, &opened.contents) {
+            (Ok(Kind::File | Kind::Missing) | Err(_), Some(contents)) => {
+                contents.clone().map_err(|f| f.error())
+            }
+            (Ok(Kind::Dir), _) => Err(is_a_directory()),
+            (Ok(Kind::Link), _) => slot
+                .followed
+                .get_or_init(|| {
+                    self.opens.fetch_add(1, Ordering::Relaxed);
+                    std::fs::read(self.root.join(rel))
+                        .map(Arc::new)
+                        .map_err(|e| Failure::of(&e))
+                })
+                .clone()
+                .map_err(|f| f.error()),
+            // A FIFO or a device: read as before, never kept.
+            _ => {
+                self.opens.fetch_add(1, Ordering::Relaxed);
+                std::fs::read(self.root.join(rel)).map(Arc::new)
+            }
+        })
+    }
+
+    /// `rel` as text, a link followed: what `std::fs::read_to_string` gives (the error for
+    /// text that is not UTF-8 included).
+    pub fn read_to_string(&self, rel: &Utf8Path) -> io::Result<String> {
+        let bytes = self.read(rel)?;
+        String::from_utf8(bytes.as_ref().clone()).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )
+        })
+    }
+
+    /// Whether directory `rel` (lexically normal, no `..`) is inside the root, links on its way
+    /// resolved: when no component is a link it is, without asking the file system to resolve
+    /// the path; otherwise its canonical form must start with the canonical root. False when
+    /// it is not there.
+    pub fn dir_inside(&self, rel: &Utf8Path) -> bool {
+        let Some(real_root) = self.canonical_root() else {
+            return false;
+        };
+        let mut prefix = Utf8PathBuf::new();
+        for c in rel.components() {
+            let Utf8Component::Normal(name) = c else {
+                return self.resolved_inside(rel, real_root);
+            };
+            prefix.push(name);
+            match self.kind(&prefix) {
+                Ok(Kind::Dir) => {}
+                Ok(Kind::Link) => return self.resolved_inside(rel, real_root),
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    fn resolved_inside(&self, rel: &Utf8Path, real_root: &Utf8Path) -> bool {
+        self.root
+            .join(rel)
+            .canonicalize()
+            .is_ok_and(|real| real.starts_with(real_root))
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn is_missing(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+#[cfg(unix)]
+fn is_a_directory() -> io::Error {
+    io::Error::from_raw_os_error(libc::EISDIR)
+}
+
+#[cfg(not(unix))]
+fn is_a_directory() -> io::Error {
+    io::Error::new(io::ErrorKind::IsADirectory, "is a directory")
+}
+
+#[cfg(unix)]
+fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Without `O_NOFOLLOW`: a link is found by `lstat` first.
+#[cfg(not(unix))]
+fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
+    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(io::Error::other("a symbolic link"));
+    }
+    std::fs::File::open(path)
+}
+
+/// Reads to the end into a buffer of the size `fstat` gave (one byte more, to see the end
+/// without growing it), without the size hint `Read::read_to_end` asks the file system for.
+fn read_all(file: &mut std::fs::File, len: u64) -> io::Result<Bytes> {
+    let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0).saturating_add(1)];
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(filled);
+    Ok(Arc::new(buf))
+}
+
+#[cfg(test)]
+#[path = "filestore/tests.rs"]
+mod tests;
