@@ -121,10 +121,14 @@ pub fn recorded(root: &Utf8Path, cells: &[String]) -> Vec<CellCidr> {
 
 /// [`recorded`], the files read through `files` (a command's store).
 pub fn recorded_in(files: &FileStore, cells: &[String]) -> Vec<CellCidr> {
-    cells
+    // From the last cell, like `check`'s conflict-marker scan (see there); in order.
+    let mut found: Vec<CellCidr> = cells
         .iter()
+        .rev()
         .filter_map(|cell| recorded_for_in(files, cell))
-        .collect()
+        .collect();
+    found.reverse();
+    found
 }
 
 pub fn recorded_for(root: &Utf8Path, cell: &str) -> Option<CellCidr> {

@@ -13,6 +13,8 @@
 
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;
+use std::ffi::OsString;
+use std::hash::BuildHasher;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -21,6 +23,10 @@ pub use crate::kustomize::source::Kind;
 
 /// A file's contents, shared by every reader.
 pub type Bytes = Arc<Vec<u8>>;
+
+type Slots = HashMap<Utf8PathBuf, Arc<Slot>, foldhash::fast::RandomState>;
+
+const SHARDS: usize = 32;
 
 /// An io error kept to be handed out again (`io::Error` is not `Clone`): the OS error number
 /// when there is one, so the message is the same.
@@ -55,11 +61,58 @@ struct Opened {
     contents: Option<Result<Bytes, Failure>>,
 }
 
+/// A directory's entries as `std::fs::read_dir` gives them: each name with its kind (or why
+/// it could not be told), and the error that ended the listing early, if one did.
+#[derive(Debug)]
+pub struct Listing {
+    /// Whether the directory could be opened (`std::fs::read_dir` succeeded).
+    pub opened: bool,
+    entries: Vec<(OsString, Result<Kind, Failure>)>,
+    error: Option<Failure>,
+}
+
+impl Listing {
+    /// The names listed (before an error that ended the listing, as iterating `read_dir` and
+    /// dropping its errors gives them).
+    pub fn names(&self) -> impl Iterator<Item = &OsString> {
+        self.entries.iter().map(|(name, _)| name)
+    }
+
+    /// Each name listed with its kind (or why it could not be told), in the listing's order.
+    pub fn entries(&self) -> impl Iterator<Item = (&OsString, io::Result<Kind>)> {
+        self.entries
+            .iter()
+            .map(|(name, kind)| (name, kind.clone().map_err(|f| f.error())))
+    }
+
+    /// Why the directory could not be opened (when not `opened`), or the error that ended the
+    /// listing after its `entries`.
+    pub fn error(&self) -> Option<io::Error> {
+        self.error.as_ref().map(Failure::error)
+    }
+
+    /// Each entry with its kind, or the first error met (`read_dir`, then each entry's
+    /// `file_type`, in order).
+    pub fn kinds(&self) -> io::Result<Vec<(OsString, Kind)>> {
+        let mut out = Vec::with_capacity(self.entries.len());
+        for (name, kind) in &self.entries {
+            out.push((name.clone(), kind.clone().map_err(|f| f.error())?));
+        }
+        match &self.error {
+            Some(f) => Err(f.error()),
+            None => Ok(out),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Slot {
     opened: OnceLock<Opened>,
     /// The contents reached through a link at the end of the path.
     followed: OnceLock<Result<Bytes, Failure>>,
+    /// What `lstat` says, for a path only asked about (a directory on the way).
+    lstat: OnceLock<Result<Kind, Failure>>,
+    listed: OnceLock<Arc<Listing>>,
 }
 
 /// The files of one repository, read once each (see the module's comment). Shared by the
@@ -68,7 +121,10 @@ struct Slot {
 pub struct FileStore {
     root: Utf8PathBuf,
     canonical: OnceLock<Option<Utf8PathBuf>>,
-    slots: Mutex<HashMap<Utf8PathBuf, Arc<Slot>, foldhash::fast::RandomState>>,
+    /// Paths by the hash of their name, each shard locked on its own: the cells' threads and
+    /// the repository-wide checks ask at once.
+    shards: Box<[Mutex<Slots>]>,
+    hasher: foldhash::fast::RandomState,
     /// Files opened, to show each is opened once.
     opens: AtomicUsize,
 }
@@ -78,7 +134,8 @@ impl FileStore {
         FileStore {
             root: root.to_path_buf(),
             canonical: OnceLock::new(),
-            slots: Mutex::new(HashMap::default()),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            hasher: foldhash::fast::RandomState::default(),
             opens: AtomicUsize::new(0),
         }
     }
@@ -102,10 +159,15 @@ impl FileStore {
 
     /// How many distinct paths were opened.
     pub fn paths_opened(&self) -> usize {
-        lock(&self.slots)
-            .values()
-            .filter(|s| s.opened.get().is_some() || s.followed.get().is_some())
-            .count()
+        self.shards
+            .iter()
+            .map(|shard| {
+                lock(shard)
+                    .values()
+                    .filter(|s| s.opened.get().is_some() || s.followed.get().is_some())
+                    .count()
+            })
+            .sum()
     }
 
     /// The repository-relative path of `abs` when it is under the root as given or its
@@ -117,7 +179,8 @@ impl FileStore {
     }
 
     fn slot(&self, rel: &Utf8Path) -> Arc<Slot> {
-        let mut slots = lock(&self.slots);
+        let shard = self.hasher.hash_one(rel) as usize % SHARDS;
+        let mut slots = lock(&self.shards[shard]);
         if let Some(slot) = slots.get(rel) {
             return slot.clone();
         }
@@ -246,6 +309,30 @@ impl FileStore {
         })
     }
 
+    /// What `rel` is, as [`FileStore::kind`] says, without opening it when it was not opened
+    /// already: for directories on the way to a file.
+    pub fn lstat(&self, rel: &Utf8Path) -> io::Result<Kind> {
+        let slot = self.slot(rel);
+        if let Some(opened) = slot.opened.get() {
+            return opened.kind.clone().map_err(|f| f.error());
+        }
+        slot.lstat
+            .get_or_init(|| lstat(&self.root.join(rel)).map_err(|e| Failure::of(&e)))
+            .clone()
+            .map_err(|f| f.error())
+    }
+
+    /// The entries of directory `rel`, listed once.
+    pub fn list(&self, rel: &Utf8Path) -> Arc<Listing> {
+        let slot = self.slot(rel);
+        slot.listed
+            .get_or_init(|| {
+                self.opens.fetch_add(1, Ordering::Relaxed);
+                Arc::new(list(&self.root.join(rel)))
+            })
+            .clone()
+    }
+
     /// Whether directory `rel` (lexically normal, no `..`) is inside the root, links on its way
     /// resolved: when no component is a link it is, without asking the file system to resolve
     /// the path; otherwise its canonical form must start with the canonical root. False when
@@ -260,7 +347,7 @@ impl FileStore {
                 return self.resolved_inside(rel, real_root);
             };
             prefix.push(name);
-            match self.kind(&prefix) {
+            match self.lstat(&prefix) {
                 Ok(Kind::Dir) => {}
                 Ok(Kind::Link) => return self.resolved_inside(rel, real_root),
                 _ => return false,
@@ -279,6 +366,56 @@ impl FileStore {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `std::fs::symlink_metadata`'s kind, a path that is not there `Missing`.
+fn lstat(path: &Utf8Path) -> io::Result<Kind> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => Ok(kind_of(m.file_type())),
+        Err(e) if is_missing(&e) => Ok(Kind::Missing),
+        Err(e) => Err(e),
+    }
+}
+
+fn kind_of(t: std::fs::FileType) -> Kind {
+    if t.is_symlink() {
+        Kind::Link
+    } else if t.is_dir() {
+        Kind::Dir
+    } else if t.is_file() {
+        Kind::File
+    } else {
+        Kind::Other
+    }
+}
+
+fn list(dir: &Utf8Path) -> Listing {
+    let mut listing = Listing {
+        opened: false,
+        entries: Vec::new(),
+        error: None,
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            listing.error = Some(Failure::of(&e));
+            return listing;
+        }
+    };
+    listing.opened = true;
+    for entry in entries {
+        match entry {
+            Ok(entry) => {
+                let kind = entry.file_type().map(kind_of).map_err(|e| Failure::of(&e));
+                listing.entries.push((entry.file_name(), kind));
+            }
+            Err(e) => {
+                listing.error = Some(Failure::of(&e));
+                break;
+            }
+        }
+    }
+    listing
 }
 
 fn is_missing(e: &io::Error) -> bool {
@@ -316,10 +453,12 @@ fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
     std::fs::File::open(path)
 }
 
-/// Reads to the end into a buffer of the size `fstat` gave (one byte more, to see the end
-/// without growing it), without the size hint `Read::read_to_end` asks the file system for.
+/// Reads the size `fstat` gave into a buffer of that size, without the size hint
+/// `Read::read_to_end` asks the file system for, and without a second read to see the end:
+/// the file as it was when it was opened. A file that reports no size is read to the end.
 fn read_all(file: &mut std::fs::File, len: u64) -> io::Result<Bytes> {
-    let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0).saturating_add(1)];
+    let size = usize::try_from(len).unwrap_or(0);
+    let mut buf = vec![0u8; size.max(4096)];
     let mut filled = 0;
     loop {
         if filled == buf.len() {
@@ -327,7 +466,12 @@ fn read_all(file: &mut std::fs::File, len: u64) -> io::Result<Bytes> {
         }
         match file.read(&mut buf[filled..]) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(n) => {
+                filled += n;
+                if size > 0 && filled == size {
+                    break;
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }

@@ -24,7 +24,7 @@ pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &
             .map(|l| Utf8PathBuf::from(l.path.trim_start_matches("./"))),
     );
     for dir in &dirs {
-        walk(root, dir, &mut shared, findings);
+        walk(files, dir, &mut shared, findings);
     }
     if let Ok(Some(record)) = crate::state::load_repository(&crate::plan::Plan::new(root)) {
         shared.extend(record.files.keys().map(Utf8PathBuf::from));
@@ -34,20 +34,30 @@ pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &
     for file in &shared {
         scan(files, file, None, findings);
     }
-    for cell in checked {
-        let mut found = Vec::new();
-        walk(root, &cell_flux_dir(cell), &mut found, findings);
-        walk(root, &cell_terraform_dir(cell), &mut found, findings);
-        for file in &found {
-            scan(files, file, Some(cell), findings);
-        }
-    }
+    // The cells from the last: the cells' own checks read their files from the first, so the
+    // two meet once instead of waiting on each other's reads all the way (findings in order).
+    let mut per_cell: Vec<Vec<Finding>> = checked
+        .iter()
+        .rev()
+        .map(|cell| {
+            let mut found = Vec::new();
+            let mut cell_findings = Vec::new();
+            walk(files, &cell_flux_dir(cell), &mut found, &mut cell_findings);
+            walk(files, &cell_terraform_dir(cell), &mut found, &mut cell_findings);
+            for file in &found {
+                scan(files, file, Some(cell), &mut cell_findings);
+            }
+            cell_findings
+        })
+        .collect();
+    per_cell.reverse();
+    findings.extend(per_cell.into_iter().flatten());
 }
 
-/// Every file under `dir` (relative to `root`), skipping hidden entries (`.terraform/`). A name
-/// that is not UTF-8 is a finding: no part of `check` could read that file by name.
-fn walk(root: &Utf8Path, dir: &Utf8Path, out: &mut Vec<Utf8PathBuf>, findings: &mut Vec<Finding>) {
-    match crate::repo::files_under(root, dir, true, &|name, _| name.starts_with('.')) {
+/// Every file under `dir` (listed through the store), skipping hidden entries (`.terraform/`).
+/// A name that is not UTF-8 is a finding: no part of `check` could read that file by name.
+fn walk(files: &FileStore, dir: &Utf8Path, out: &mut Vec<Utf8PathBuf>, findings: &mut Vec<Finding>) {
+    match crate::repo::files_under_in(files, dir, true, &|name, _| name.starts_with('.')) {
         Ok(files) => out.extend(files),
         Err(e) => {
             // Unreadable otherwise: the checks that read these files report it.

@@ -161,7 +161,12 @@ impl Fs {
                 });
                 continue;
             }
-            let kind = match self.source.kind(&self.root, &cur) {
+            let asked = if last {
+                self.source.kind(&self.root, &cur)
+            } else {
+                self.source.kind_on_the_way(&self.root, &cur)
+            };
+            let kind = match asked {
                 Ok(Kind::Missing) => return Ok(Entry::Missing),
                 Ok(kind) => kind,
                 Err(source) => {

@@ -350,6 +350,26 @@ fn disk_kind(abs: &Utf8Path) -> io::Result<Kind> {
     }
 }
 
+/// The entries of directory `abs` with their kinds, for a path outside the store's root.
+fn list_disk(abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(abs)? {
+        let entry = entry?;
+        let t = entry.file_type()?;
+        let kind = if t.is_symlink() {
+            Kind::Link
+        } else if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        };
+        out.push((entry.file_name(), kind));
+    }
+    Ok(out)
+}
+
 fn not_found() -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, "not in the Git tree")
 }
@@ -473,6 +493,24 @@ impl Source {
         out
     }
 
+    /// [`Source::kind`] of a directory on the way to a path: the disk's store asks `lstat`
+    /// rather than opening it, since nothing of it is read.
+    pub fn kind_on_the_way(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
+        let out = match self {
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.lstat(rel),
+                None => disk_kind(abs),
+            },
+            Source::Tree(_) => self.kind_unrecorded(root, abs),
+        };
+        note(|| Access::Kind {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(|k| *k).map_err(io_error),
+        });
+        out
+    }
+
     pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         let out = self.read_unrecorded(root, abs);
         note(|| Access::Read {
@@ -520,24 +558,10 @@ impl Source {
         abs: &Utf8Path,
     ) -> io::Result<Vec<(OsString, Kind)>> {
         match self {
-            Source::Disk(_) => {
-                let mut out = Vec::new();
-                for entry in std::fs::read_dir(abs)? {
-                    let entry = entry?;
-                    let t = entry.file_type()?;
-                    let kind = if t.is_symlink() {
-                        Kind::Link
-                    } else if t.is_dir() {
-                        Kind::Dir
-                    } else if t.is_file() {
-                        Kind::File
-                    } else {
-                        Kind::Other
-                    };
-                    out.push((entry.file_name(), kind));
-                }
-                Ok(out)
-            }
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.list(rel).kinds(),
+                None => list_disk(abs),
+            },
             Source::Tree(tree) => {
                 let rel = relative(root, abs);
                 match tree.kind(&rel) {

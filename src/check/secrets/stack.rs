@@ -242,12 +242,15 @@ fn load_dir(
     if !files.dir_inside(rel) {
         return None;
     }
-    let mut names: Vec<String> = std::fs::read_dir(files.root().join(rel))
-        .ok()?
-        .filter_map(Result::ok)
+    let listing = files.list(rel);
+    if !listing.opened {
+        return None;
+    }
+    let mut names: Vec<String> = listing
+        .names()
         // A name that is not UTF-8 cannot be read by name here; `markers` reports it
         // (not-utf8-name), so the check fails rather than missing the file silently.
-        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|n| n.to_str().map(str::to_string))
         .filter(|n| n.ends_with(".tf"))
         .collect();
     names.sort();
@@ -347,16 +350,13 @@ fn read_tfvars(
     real_root: &Utf8Path,
     stack: &Utf8Path,
 ) -> HashMap<String, (String, String)> {
-    let mut names: Vec<String> = std::fs::read_dir(files.root().join(stack))
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                // Not UTF-8: reported by `markers` (not-utf8-name), as above.
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n == "terraform.tfvars" || n.ends_with(".auto.tfvars"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut names: Vec<String> = files
+        .list(stack)
+        .names()
+        // Not UTF-8: reported by `markers` (not-utf8-name), as above.
+        .filter_map(|n| n.to_str().map(str::to_string))
+        .filter(|n| n == "terraform.tfvars" || n.ends_with(".auto.tfvars"))
+        .collect();
     names.sort();
     let mut values = HashMap::new();
     for name in names {
