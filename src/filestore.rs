@@ -127,6 +127,8 @@ pub struct FileStore {
     hasher: foldhash::fast::RandomState,
     /// Files opened, to show each is opened once.
     opens: AtomicUsize,
+    /// Directories listed.
+    listings: AtomicUsize,
 }
 
 impl FileStore {
@@ -137,6 +139,7 @@ impl FileStore {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             hasher: foldhash::fast::RandomState::default(),
             opens: AtomicUsize::new(0),
+            listings: AtomicUsize::new(0),
         }
     }
 
@@ -155,6 +158,28 @@ impl FileStore {
     /// How many times a file was opened.
     pub fn opens(&self) -> usize {
         self.opens.load(Ordering::Relaxed)
+    }
+
+    /// The paths opened, sorted.
+    pub fn paths(&self) -> Vec<Utf8PathBuf> {
+        let mut out: Vec<Utf8PathBuf> = self
+            .shards
+            .iter()
+            .flat_map(|shard| {
+                lock(shard)
+                    .iter()
+                    .filter(|(_, s)| s.opened.get().is_some() || s.followed.get().is_some())
+                    .map(|(p, _)| p.clone())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// How many times a directory was listed.
+    pub fn listings(&self) -> usize {
+        self.listings.load(Ordering::Relaxed)
     }
 
     /// How many distinct paths were opened.
@@ -327,7 +352,7 @@ impl FileStore {
         let slot = self.slot(rel);
         slot.listed
             .get_or_init(|| {
-                self.opens.fetch_add(1, Ordering::Relaxed);
+                self.listings.fetch_add(1, Ordering::Relaxed);
                 Arc::new(list(&self.root.join(rel)))
             })
             .clone()

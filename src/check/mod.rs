@@ -54,6 +54,20 @@ pub fn run_observed(
     options: &CheckOptions,
     on_cell: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<Report, CellgenError> {
+    // Every reader of the command asks one store: each file is opened once.
+    let files = Arc::new(FileStore::new(&repo.root));
+    run_reading(repo, catalog, options, &files, on_cell)
+}
+
+/// `run_observed`, the repository's files read through `files` (whose counters then tell what
+/// the check opened).
+pub fn run_reading(
+    repo: &Repo,
+    catalog: &Catalog,
+    options: &CheckOptions,
+    files: &Arc<FileStore>,
+    on_cell: &mut dyn FnMut(usize, usize, &str),
+) -> Result<Report, CellgenError> {
     let all = repo.cells()?;
     for name in &options.cells {
         if !all.contains(name) {
@@ -87,8 +101,6 @@ pub fn run_observed(
         ));
         return Ok(report);
     }
-    // Every reader of the command asks one store: each file is opened once.
-    let files = Arc::new(FileStore::new(&repo.root));
     let cache = BuildCache::with_source(&repo.root, Source::Disk(files.clone()), options.mode);
     let mut used: BTreeSet<String> = BTreeSet::new();
     // Whether every layer of every cell was rendered; otherwise a key may look unused only
@@ -98,11 +110,11 @@ pub fn run_observed(
     let (checked, repository) = std::thread::scope(|scope| {
         let repository = scope.spawn(|| {
             let mut findings = Vec::new();
-            network::check(&files, &all, &cells, &mut findings);
-            markers::check(&files, &repo.config, &cells, &mut findings);
+            network::check(files, &all, &cells, &mut findings);
+            markers::check(files, &repo.config, &cells, &mut findings);
             findings
         });
-        let checked = check_cells(repo, catalog, options, &files, &cache, &cells, on_cell);
+        let checked = check_cells(repo, catalog, options, files, &cache, &cells, on_cell);
         let repository = match repository.join() {
             Ok(findings) => findings,
             Err(panic) => std::panic::resume_unwind(panic),

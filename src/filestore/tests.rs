@@ -169,3 +169,54 @@ fn dir_inside_is_the_canonical_comparison() {
         assert_eq!(store.dir_inside(Utf8Path::new(rel)), want, "{rel}");
     }
 }
+
+/// Files whose paths differ only in the cell's name are kept apart (the key is the whole
+/// repository-relative path), and a listing is that directory's.
+#[test]
+fn files_differing_only_in_a_cell_name_are_kept_apart() {
+    let (_dir, root) = tempdir();
+    let cells = ["eu-west-1-dev", "eu-west-1-dev2", "us-east-1-dev"];
+    for (i, cell) in cells.iter().enumerate() {
+        let dir = root.join("terraform/cells").join(cell);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("terraform.tfvars"),
+            format!("vpc_cidr = \"10.{i}.0.0/16\"\n"),
+        )
+        .unwrap();
+        for n in 0..=i {
+            std::fs::write(dir.join(format!("f{n}.tf")), "").unwrap();
+        }
+    }
+    let store = FileStore::new(&root);
+    for _ in 0..2 {
+        for cell in cells {
+            let rel = Utf8Path::new("terraform/cells").join(cell);
+            let file = rel.join("terraform.tfvars");
+            assert_eq!(
+                store.read_to_string(&file).unwrap(),
+                std::fs::read_to_string(root.join(&file)).unwrap(),
+                "{file}"
+            );
+            let mut listed: Vec<_> = store.list(&rel).kinds().unwrap();
+            listed.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut direct: Vec<_> = std::fs::read_dir(root.join(&rel))
+                .unwrap()
+                .map(|e| (e.unwrap().file_name(), Kind::File))
+                .collect();
+            direct.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(listed, direct, "{rel}");
+        }
+    }
+    assert_eq!(store.opens(), cells.len());
+    assert_eq!(store.listings(), cells.len());
+    // A directory that is not there: not opened, and the error `read_dir` gives.
+    let missing = store.list(Utf8Path::new("terraform/cells/nope"));
+    assert!(!missing.opened);
+    assert_eq!(
+        missing.error().unwrap().kind(),
+        std::fs::read_dir(root.join("terraform/cells/nope"))
+            .unwrap_err()
+            .kind()
+    );
+}

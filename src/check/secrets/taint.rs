@@ -666,7 +666,7 @@ mod tests {
             std::fs::write(path, text).unwrap();
         }
         trace(
-            &FileStore::new(camino::Utf8Path::from_path(dir.path()).unwrap()),
+            &crate::filestore::FileStore::new(camino::Utf8Path::from_path(dir.path()).unwrap()),
             camino::Utf8Path::new("stack"),
         )
         .into_iter()
