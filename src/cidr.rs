@@ -174,13 +174,14 @@ fn read_attribute(
     rel: &Utf8Path,
     find: impl Fn(&hcl_edit::structure::Body) -> Option<&Expression>,
 ) -> Option<Found> {
-    let text = files.read_to_string(rel).ok()?;
-    let body = hcl_edit::parser::parse_body(&text).ok()?;
+    let bytes = files.read(rel).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let body = hcl_edit::parser::parse_body(text).ok()?;
     let value = find(&body)?;
     let line = value
         .span()
-        .map(|s| crate::edit::text::line_number(&text, s.start))
-        .or_else(|| line_of(&text, "vpc_cidr"));
+        .map(|s| crate::edit::text::line_number(text, s.start))
+        .or_else(|| line_of(text, "vpc_cidr"));
     let cidr = match value {
         Expression::String(s) => Cidr::parse(s.as_str()),
         _ => Err(

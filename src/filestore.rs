@@ -24,7 +24,8 @@ pub use crate::kustomize::source::Kind;
 /// A file's contents, shared by every reader.
 pub type Bytes = Arc<Vec<u8>>;
 
-type Slots = HashMap<Utf8PathBuf, Arc<Slot>, foldhash::fast::RandomState>;
+/// Keyed by the path's text: hashing and comparing a `Utf8Path` walks its components.
+type Slots = HashMap<Box<str>, Arc<Slot>, foldhash::fast::RandomState>;
 
 const SHARDS: usize = 32;
 
@@ -169,7 +170,7 @@ impl FileStore {
                 lock(shard)
                     .iter()
                     .filter(|(_, s)| s.opened.get().is_some() || s.followed.get().is_some())
-                    .map(|(p, _)| p.clone())
+                    .map(|(p, _)| Utf8PathBuf::from(p.to_string()))
                     .collect::<Vec<_>>()
             })
             .collect();
@@ -198,19 +199,31 @@ impl FileStore {
     /// The repository-relative path of `abs` when it is under the root as given or its
     /// canonical form; None for a path elsewhere.
     pub fn relative<'a>(&self, abs: &'a Utf8Path) -> Option<&'a Utf8Path> {
-        abs.strip_prefix(&self.root)
-            .ok()
+        // The text first (`root/rest`, what joining the root gives): `strip_prefix` walks
+        // components, for the other spellings of the same path.
+        let under = |root: &Utf8Path| {
+            let rest = abs.as_str().strip_prefix(root.as_str())?;
+            match rest.strip_prefix('/') {
+                Some(rest) if !root.as_str().ends_with('/') => Some(Utf8Path::new(rest)),
+                _ if rest.is_empty() => Some(Utf8Path::new("")),
+                _ => None,
+            }
+        };
+        under(&self.root)
+            .or_else(|| under(self.canonical_root()?))
+            .or_else(|| abs.strip_prefix(&self.root).ok())
             .or_else(|| abs.strip_prefix(self.canonical_root()?).ok())
     }
 
     fn slot(&self, rel: &Utf8Path) -> Arc<Slot> {
-        let shard = self.hasher.hash_one(rel) as usize % SHARDS;
+        let key = rel.as_str();
+        let shard = self.hasher.hash_one(key) as usize % SHARDS;
         let mut slots = lock(&self.shards[shard]);
-        if let Some(slot) = slots.get(rel) {
+        if let Some(slot) = slots.get(key) {
             return slot.clone();
         }
         let slot = Arc::new(Slot::default());
-        slots.insert(rel.to_path_buf(), slot.clone());
+        slots.insert(key.into(), slot.clone());
         slot
     }
 
@@ -482,26 +495,15 @@ fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
 /// `Read::read_to_end` asks the file system for, and without a second read to see the end:
 /// the file as it was when it was opened. A file that reports no size is read to the end.
 fn read_all(file: &mut std::fs::File, len: u64) -> io::Result<Bytes> {
-    let size = usize::try_from(len).unwrap_or(0);
-    let mut buf = vec![0u8; size.max(4096)];
-    let mut filled = 0;
-    loop {
-        if filled == buf.len() {
-            buf.resize(buf.len() * 2, 0);
-        }
-        match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => {
-                filled += n;
-                if size > 0 && filled == size {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+    let mut buf = Vec::new();
+    if len == 0 {
+        file.read_to_end(&mut buf)?;
+    } else {
+        // Into the buffer's spare room, not zeroed first; `take` ends at the size without
+        // asking the file again.
+        buf.reserve_exact(usize::try_from(len).unwrap_or(0));
+        file.take(len).read_to_end(&mut buf)?;
     }
-    buf.truncate(filled);
     Ok(Arc::new(buf))
 }
 

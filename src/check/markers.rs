@@ -87,13 +87,17 @@ fn may_hold_marker(text: &str) -> bool {
 }
 
 fn scan(files: &FileStore, file: &Utf8Path, cell: Option<&str>, findings: &mut Vec<Finding>) {
-    let Ok(text) = files.read_to_string(file) else {
+    // Borrowed from the store, as `read_to_string` would read it (not UTF-8: skipped).
+    let Ok(bytes) = files.read(file) else {
         return;
     };
-    if !may_hold_marker(&text) {
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return;
+    };
+    if !may_hold_marker(text) {
         return;
     }
-    let lines = marker_lines(&text);
+    let lines = marker_lines(text);
     let Some(first) = lines.first() else {
         return;
     };
