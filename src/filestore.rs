@@ -302,10 +302,7 @@ impl FileStore {
     /// for a link, a directory or another kind of file; the error when it could not be read.
     pub fn contents(&self, rel: &Utf8Path) -> Option<io::Result<Bytes>> {
         self.with_opened(rel, |_, opened| match opened.kind {
-            Ok(Kind::File) => opened
-                .contents
-                .clone()
-                .map(|c| c.map_err(|f| f.error())),
+            Ok(Kind::File) => opened.contents.clone().map(|c| c.map_err(|f| f.error())),
             _ => None,
         })
     }

@@ -43,7 +43,12 @@ pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &
             let mut found = Vec::new();
             let mut cell_findings = Vec::new();
             walk(files, &cell_flux_dir(cell), &mut found, &mut cell_findings);
-            walk(files, &cell_terraform_dir(cell), &mut found, &mut cell_findings);
+            walk(
+                files,
+                &cell_terraform_dir(cell),
+                &mut found,
+                &mut cell_findings,
+            );
             for file in &found {
                 scan(files, file, Some(cell), &mut cell_findings);
             }
@@ -56,7 +61,12 @@ pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &
 
 /// Every file under `dir` (listed through the store), skipping hidden entries (`.terraform/`).
 /// A name that is not UTF-8 is a finding: no part of `check` could read that file by name.
-fn walk(files: &FileStore, dir: &Utf8Path, out: &mut Vec<Utf8PathBuf>, findings: &mut Vec<Finding>) {
+fn walk(
+    files: &FileStore,
+    dir: &Utf8Path,
+    out: &mut Vec<Utf8PathBuf>,
+    findings: &mut Vec<Finding>,
+) {
     match crate::repo::files_under_in(files, dir, true, &|name, _| name.starts_with('.')) {
         Ok(files) => out.extend(files),
         Err(e) => {

@@ -36,7 +36,11 @@ fn answers_as_direct_reads() {
     {
         use std::os::unix::fs::symlink;
         symlink("a.tf", root.join("link-inside.tf")).unwrap();
-        symlink(outside.path().join("secret.tf"), root.join("link-outside.tf")).unwrap();
+        symlink(
+            outside.path().join("secret.tf"),
+            root.join("link-outside.tf"),
+        )
+        .unwrap();
         symlink("nowhere", root.join("dangling.tf")).unwrap();
         symlink("d", root.join("link-dir")).unwrap();
         let fifo = std::ffi::CString::new(root.join("fifo").as_str()).unwrap();
@@ -91,7 +95,9 @@ fn answers_as_direct_reads() {
                 (got, want) => panic!("{rel}: {got:?} against {want:?}"),
             }
             // Without following: a regular file's contents only.
-            let unfollowed = store.contents(rel).map(|r| r.map(|b| b.as_ref().clone()).ok());
+            let unfollowed = store
+                .contents(rel)
+                .map(|r| r.map(|b| b.as_ref().clone()).ok());
             let want = (kind_of(&abs) == Some(Kind::File)).then(|| direct.ok());
             assert_eq!(unfollowed, want, "{rel}");
         }

@@ -35,7 +35,10 @@ fn check_opens_each_file_once() {
             for entry in std::fs::read_dir(root.join(side).join(cell)).unwrap() {
                 let name = entry.unwrap().file_name().into_string().unwrap();
                 let rel = Utf8Path::new(side).join(cell).join(name);
-                assert!(opened.contains(&rel), "{rel} was not read through the store");
+                assert!(
+                    opened.contains(&rel),
+                    "{rel} was not read through the store"
+                );
             }
         }
     }
