@@ -114,6 +114,16 @@ struct Slot {
     /// What `lstat` says, for a path only asked about (a directory on the way).
     lstat: OnceLock<Result<Kind, Failure>>,
     listed: OnceLock<Arc<Listing>>,
+    /// Whether `opened` was answered by the directory's listing (not there), without an open.
+    by_listing: std::sync::atomic::AtomicBool,
+}
+
+impl Slot {
+    /// Whether the path was opened (or read through a link).
+    fn was_opened(&self) -> bool {
+        (self.opened.get().is_some() && !self.by_listing.load(Ordering::Relaxed))
+            || self.followed.get().is_some()
+    }
 }
 
 /// The files of one repository, read once each (see the module's comment). Shared by the
@@ -169,7 +179,7 @@ impl FileStore {
             .flat_map(|shard| {
                 lock(shard)
                     .iter()
-                    .filter(|(_, s)| s.opened.get().is_some() || s.followed.get().is_some())
+                    .filter(|(_, s)| s.was_opened())
                     .map(|(p, _)| Utf8PathBuf::from(p.to_string()))
                     .collect::<Vec<_>>()
             })
@@ -187,12 +197,7 @@ impl FileStore {
     pub fn paths_opened(&self) -> usize {
         self.shards
             .iter()
-            .map(|shard| {
-                lock(shard)
-                    .values()
-                    .filter(|s| s.opened.get().is_some() || s.followed.get().is_some())
-                    .count()
-            })
+            .map(|shard| lock(shard).values().filter(|s| s.was_opened()).count())
             .sum()
     }
 
@@ -230,8 +235,45 @@ impl FileStore {
     /// `f` of the slot of `rel`, opened when first asked for.
     fn with_opened<T>(&self, rel: &Utf8Path, f: impl FnOnce(&Slot, &Opened) -> T) -> T {
         let slot = self.slot(rel);
-        let opened = slot.opened.get_or_init(|| self.open(rel));
+        let opened = slot
+            .opened
+            .get_or_init(|| match self.missing_in_listing(rel) {
+                Some(missing) => {
+                    slot.by_listing.store(true, Ordering::Relaxed);
+                    missing
+                }
+                None => self.open(rel),
+            });
         f(&slot, opened)
+    }
+
+    /// `rel` as missing when its directory was listed already without it: the `.sourceignore`
+    /// walk lists every directory before the builds probe the names a kustomization file may
+    /// have. None when the directory was not listed (or not fully).
+    fn missing_in_listing(&self, rel: &Utf8Path) -> Option<Opened> {
+        let name = rel.file_name()?;
+        let parent = rel.parent()?;
+        // Only the text `join` gives: `parent/name`.
+        if rel.as_str().len()
+            != parent.as_str().len() + usize::from(!parent.as_str().is_empty()) + name.len()
+        {
+            return None;
+        }
+        let listing = self.existing_slot(parent)?.listed.get()?.clone();
+        if !listing.opened || listing.error.is_some() || listing.names().any(|n| n == name) {
+            return None;
+        }
+        let failure = not_found();
+        Some(Opened {
+            kind: Ok(Kind::Missing),
+            contents: Some(Err(failure)),
+        })
+    }
+
+    fn existing_slot(&self, rel: &Utf8Path) -> Option<Arc<Slot>> {
+        let key = rel.as_str();
+        let shard = self.hasher.hash_one(key) as usize % SHARDS;
+        lock(&self.shards[shard]).get(key).cloned()
     }
 
     fn open(&self, rel: &Utf8Path) -> Opened {
@@ -458,6 +500,17 @@ fn is_missing(e: &io::Error) -> bool {
         e.kind(),
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
     )
+}
+
+/// What opening a name a directory does not hold fails with.
+#[cfg(unix)]
+fn not_found() -> Failure {
+    Failure::Os(libc::ENOENT)
+}
+
+#[cfg(not(unix))]
+fn not_found() -> Failure {
+    Failure::Other(io::ErrorKind::NotFound, "not found".into())
 }
 
 #[cfg(unix)]

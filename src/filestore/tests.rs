@@ -226,3 +226,33 @@ fn files_differing_only_in_a_cell_name_are_kept_apart() {
             .kind()
     );
 }
+
+/// A name a listed directory does not hold is missing without an open, with the error an
+/// open gives; a name it holds (or one in a directory not listed) is still opened.
+#[test]
+fn a_listed_directory_answers_for_names_it_lacks() {
+    let (_dir, root) = tempdir();
+    std::fs::create_dir_all(root.join("cells/a")).unwrap();
+    std::fs::create_dir_all(root.join("cells/b")).unwrap();
+    std::fs::write(root.join("cells/a/kustomization.yaml"), "resources: []\n").unwrap();
+    let store = FileStore::new(&root);
+    assert!(store.list(Utf8Path::new("cells/a")).opened);
+    for name in ["kustomization.yml", "Kustomization"] {
+        let rel = Utf8Path::new("cells/a").join(name);
+        assert_eq!(store.kind(&rel).unwrap(), Kind::Missing);
+        assert_eq!(
+            store.read(&rel).unwrap_err().to_string(),
+            std::fs::read(root.join(&rel)).unwrap_err().to_string()
+        );
+    }
+    assert_eq!(store.opens(), 0);
+    assert!(store.paths().is_empty());
+    let present = Utf8Path::new("cells/a/kustomization.yaml");
+    assert_eq!(store.kind(present).unwrap(), Kind::File);
+    // Not listed: opened.
+    assert_eq!(
+        store.kind(Utf8Path::new("cells/b/kustomization.yml")).unwrap(),
+        Kind::Missing
+    );
+    assert_eq!(store.opens(), 2);
+}
