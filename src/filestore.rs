@@ -70,6 +70,18 @@ pub struct Listing {
     pub opened: bool,
     entries: Vec<(OsString, Result<Kind, Failure>)>,
     error: Option<Failure>,
+    /// The names of a long listing, to tell one is not there without a scan (`cells/` lists
+    /// every cell); a short one is scanned.
+    long: Option<std::collections::HashSet<OsString, foldhash::fast::RandomState>>,
+}
+
+impl Listing {
+    fn holds(&self, name: &str) -> bool {
+        match &self.long {
+            Some(names) => names.contains(std::ffi::OsStr::new(name)),
+            None => self.names().any(|n| n == name),
+        }
+    }
 }
 
 impl Listing {
@@ -251,16 +263,17 @@ impl FileStore {
     /// walk lists every directory before the builds probe the names a kustomization file may
     /// have. None when the directory was not listed (or not fully).
     fn missing_in_listing(&self, rel: &Utf8Path) -> Option<Opened> {
-        let name = rel.file_name()?;
-        let parent = rel.parent()?;
-        // Only the text `join` gives: `parent/name`.
-        if rel.as_str().len()
-            != parent.as_str().len() + usize::from(!parent.as_str().is_empty()) + name.len()
-        {
+        // Only the text `join` gives, `parent/name` (or a name at the root).
+        let (parent, name) = rel.as_str().rsplit_once('/').unwrap_or(("", rel.as_str()));
+        if name.is_empty() || name == "." || name == ".." || parent.ends_with('/') {
             return None;
         }
-        let listing = self.existing_slot(parent)?.listed.get()?.clone();
-        if !listing.opened || listing.error.is_some() || listing.names().any(|n| n == name) {
+        let listing = self
+            .existing_slot(Utf8Path::new(parent))?
+            .listed
+            .get()?
+            .clone();
+        if !listing.opened || listing.error.is_some() || listing.holds(name) {
             return None;
         }
         let failure = not_found();
@@ -469,6 +482,7 @@ fn kind_of(t: std::fs::FileType) -> Kind {
 fn list(dir: &Utf8Path) -> Listing {
     let mut listing = Listing {
         opened: false,
+        long: None,
         entries: Vec::new(),
         error: None,
     };
@@ -491,6 +505,9 @@ fn list(dir: &Utf8Path) -> Listing {
                 break;
             }
         }
+    }
+    if listing.entries.len() > 32 {
+        listing.long = Some(listing.names().cloned().collect());
     }
     listing
 }

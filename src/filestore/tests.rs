@@ -251,7 +251,9 @@ fn a_listed_directory_answers_for_names_it_lacks() {
     assert_eq!(store.kind(present).unwrap(), Kind::File);
     // Not listed: opened.
     assert_eq!(
-        store.kind(Utf8Path::new("cells/b/kustomization.yml")).unwrap(),
+        store
+            .kind(Utf8Path::new("cells/b/kustomization.yml"))
+            .unwrap(),
         Kind::Missing
     );
     assert_eq!(store.opens(), 2);
