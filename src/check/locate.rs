@@ -31,6 +31,11 @@ impl SourceFiles {
         }
     }
 
+    /// The store the texts are read through.
+    pub fn files(&self) -> &FileStore {
+        &self.files
+    }
+
     pub fn text(&mut self, file: &Utf8Path) -> &str {
         let files = &self.files;
         self.texts
