@@ -365,10 +365,6 @@ impl FileStore {
     /// The contents of `rel`, a link followed: what `std::fs::read` gives.
     pub fn read(&self, rel: &Utf8Path) -> io::Result<Bytes> {
         self.with_opened(rel, |slot, opened| match (&opened.kind, &opened.contents) {
-            (Ok(Kind::File | Kind::Missing) | Err(_), Some(contents)) => {
-                contents.clone().map_err(|f| f.error())
-            }
-            (Ok(Kind::Dir), _) => Err(is_a_directory()),
             (Ok(Kind::Link), _) => slot
                 .followed
                 .get_or_init(|| {
@@ -379,6 +375,9 @@ impl FileStore {
                 })
                 .clone()
                 .map_err(|f| f.error()),
+            // A file, or what could not be opened (the open's error, as `std::fs::read`'s).
+            (_, Some(contents)) => contents.clone().map_err(|f| f.error()),
+            (Ok(Kind::Dir), None) => Err(is_a_directory()),
             // A FIFO or a device: read as before, never kept.
             _ => {
                 self.opens.fetch_add(1, Ordering::Relaxed);
