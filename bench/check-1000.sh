@@ -95,8 +95,10 @@ grep -v ' = -1 ' "$work/trace" | sed -n 's/.*openat([^"]*"\([^"]*\)".*/\1/p' |
   while read -r p; do
     [[ $p == /* ]] || p=$repo/$p
     [[ $p == "$repo"/* && -f $p ]] && echo "$p"
-  done | awk '!seen[$0]++' >"$work/inputs" # each file once: the floor, not check's repeats
+  done >"$work/opened"
+awk '!seen[$0]++' "$work/opened" >"$work/inputs" # each file once: the floor, not check's repeats
 files=$(wc -l <"$work/inputs")
+opens=$(wc -l <"$work/opened") # check opens each once (filestore): the two are equal
 bytes=$("$reader" "$work/inputs")
 
 read -r read_wall read_cpu < <(timed "$reader" "$work/inputs")
@@ -135,6 +137,7 @@ printf '\n%d cells x %d layers (%d layers in all); medians of %d runs, whole pro
 printf '%-52s %9s %9s %12s %12s\n' "" "wall s" "cpu s" "cpu ms/cell" "cpu ms/layer"
 row() { printf '%-52s %9.3f %9.3f %12.3f %12.3f\n' "$1" "$2" "$3" "$(ms "$3" "$CELLS")" "$(ms "$3" "$layers")"; }
 row "(a) read the $files input files ($bytes bytes)" "$read_wall" "$read_cpu"
+printf '%-52s %9d\n' "    opens of those files by check" "$opens"
 row "(b) cellgen check" "$check_wall" "$check_cpu"
 printf '%-52s %9.3f %9.3f %12s %12.3f\n' "(c) kubectl kustomize, $sampled layers" "$kubectl_wall" \
   "$kubectl_cpu" "" "$(ms "$kubectl_cpu" "$sampled")"

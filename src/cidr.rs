@@ -9,6 +9,7 @@ use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 
 use crate::config::line_of;
+use crate::filestore::FileStore;
 use crate::repo::cell_terraform_dir;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -154,17 +155,30 @@ pub struct CellCidr {
 /// `default` of `variable "vpc_cidr"` (cells generated before each cell had its own block).
 /// A cell whose stack sets neither is left out.
 pub fn recorded(root: &Utf8Path, cells: &[String]) -> Vec<CellCidr> {
-    cells
+    recorded_in(&FileStore::new(root), cells)
+}
+
+/// [`recorded`], the files read through `files` (a command's store).
+pub fn recorded_in(files: &FileStore, cells: &[String]) -> Vec<CellCidr> {
+    // From the last cell, like `check`'s conflict-marker scan (see there); in order.
+    let mut found: Vec<CellCidr> = cells
         .iter()
-        .filter_map(|cell| recorded_for(root, cell))
-        .collect()
+        .rev()
+        .filter_map(|cell| recorded_for_in(files, cell))
+        .collect();
+    found.reverse();
+    found
 }
 
 pub fn recorded_for(root: &Utf8Path, cell: &str) -> Option<CellCidr> {
+    recorded_for_in(&FileStore::new(root), cell)
+}
+
+fn recorded_for_in(files: &FileStore, cell: &str) -> Option<CellCidr> {
     let dir = cell_terraform_dir(cell);
     let tfvars = dir.join("terraform.tfvars");
     // Read line by line when it is plain `key = "literal"` lines (`check` reads every cell's).
-    if let Some(found) = read_attribute(root, &tfvars, |text| {
+    if let Some(found) = read_attribute(files, &tfvars, |text| {
         let attr = crate::check::secrets::tfvars_attributes(text)?
             .into_iter()
             .find(|a| a.key == "vpc_cidr")?;
@@ -173,7 +187,7 @@ pub fn recorded_for(root: &Utf8Path, cell: &str) -> Option<CellCidr> {
         return Some(found.into_cell(cell, tfvars));
     }
     let variables = dir.join("variables.tf");
-    read_attribute(root, &variables, |text| {
+    read_attribute(files, &variables, |text| {
         // Through the parse cache: every cell's variables.tf is the same text.
         let body = crate::check::secrets::parse_kept(text).ok()?;
         let value = body
@@ -211,13 +225,14 @@ impl Found {
 
 /// `find` gives the line of the value in the file's text and the value, when a literal string.
 fn read_attribute(
-    root: &Utf8Path,
+    files: &FileStore,
     rel: &Utf8Path,
     find: impl Fn(&str) -> Option<(Option<usize>, Option<String>)>,
 ) -> Option<Found> {
-    let text = std::fs::read_to_string(root.join(rel)).ok()?;
-    let (line, value) = find(&text)?;
-    let line = line.or_else(|| line_of(&text, "vpc_cidr"));
+    let bytes = files.read(rel).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let (line, value) = find(text)?;
+    let line = line.or_else(|| line_of(text, "vpc_cidr"));
     let cidr = match value {
         Some(s) => Cidr::parse(&s),
         None => Err(

@@ -13,6 +13,7 @@ pub mod contract;
 pub mod diff;
 pub mod edit;
 pub mod error;
+pub mod filestore;
 pub mod fsguard;
 pub mod graph;
 pub mod inventory;

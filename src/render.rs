@@ -488,6 +488,14 @@ pub fn build_error_location(
     root: &Utf8Path,
     error: &BuildError,
 ) -> Option<(Utf8PathBuf, Option<usize>)> {
+    build_error_location_in(&crate::filestore::FileStore::new(root), error)
+}
+
+/// [`build_error_location`], the file read through `files` (the command's store).
+pub fn build_error_location_in(
+    files: &crate::filestore::FileStore,
+    error: &BuildError,
+) -> Option<(Utf8PathBuf, Option<usize>)> {
     let (file, line) = error.location()?;
     let entry = match error {
         BuildError::MissingResource { entry, .. }
@@ -501,13 +509,13 @@ pub fn build_error_location(
     let line = line.or_else(|| match error {
         // The line of the first bad byte.
         BuildError::NotUtf8 { offset, .. } => {
-            let bytes = std::fs::read(root.join(file)).ok()?;
+            let bytes = files.read(file).ok()?;
             let before = bytes.get(..*offset)?;
             Some(before.iter().filter(|b| **b == b'\n').count() + 1)
         }
         _ => {
-            let text = std::fs::read_to_string(root.join(file)).ok()?;
-            crate::config::line_of(&text, entry?)
+            let bytes = files.read(file).ok()?;
+            crate::config::line_of(std::str::from_utf8(&bytes).ok()?, entry?)
         }
     });
     Some((file.to_path_buf(), line))

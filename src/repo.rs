@@ -5,6 +5,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::config::{CONFIG_FILE, Config};
 use crate::error::CellgenError;
+use crate::filestore::FileStore;
 use crate::fsguard::Root;
 
 pub const CELLS_DIR: &str = "cells";
@@ -117,6 +118,74 @@ pub fn files_under(
     Ok(out)
 }
 
+/// [`files_under`], each directory listed through `files` (a command's store, which other
+/// readers of the command list them through too): the same paths and errors.
+pub fn files_under_in(
+    files: &FileStore,
+    dir: &Utf8Path,
+    deep: bool,
+    skip: &dyn Fn(&str, bool) -> bool,
+) -> Result<Vec<Utf8PathBuf>, CellgenError> {
+    let mut out = Vec::new();
+    walk_listed(files, dir, deep, skip, &mut out)?;
+    out.sort_by(|a, b| by_components(a.as_str(), b.as_str()));
+    Ok(out)
+}
+
+/// [`walk`] on the store's listings.
+fn walk_listed(
+    files: &FileStore,
+    dir: &Utf8Path,
+    deep: bool,
+    skip: &dyn Fn(&str, bool) -> bool,
+    out: &mut Vec<Utf8PathBuf>,
+) -> Result<(), CellgenError> {
+    let root = files.root();
+    let listing = files.list(dir);
+    if !listing.opened {
+        return match listing.error() {
+            Some(e)
+                if !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                Err(CellgenError::Read {
+                    path: root.join(dir),
+                    source: e,
+                })
+            }
+            _ => Ok(()),
+        };
+    }
+    for (name, kind) in listing.entries() {
+        let name = crate::paths::entry_name(dir, name)?.to_owned();
+        let rel = dir.join(&name);
+        let kind = kind.map_err(|source| CellgenError::Read {
+            path: root.join(&rel),
+            source,
+        })?;
+        let is_dir = kind == crate::filestore::Kind::Dir;
+        if skip(&name, is_dir) {
+            continue;
+        }
+        if is_dir {
+            if deep {
+                walk_listed(files, &rel, deep, skip, out)?;
+            }
+        } else {
+            out.push(rel);
+        }
+    }
+    match listing.error() {
+        Some(source) => Err(CellgenError::Read {
+            path: root.join(dir),
+            source,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The order of `Utf8Path`'s `Ord` (component by component) for the paths [`walk`] makes
 /// (names joined by single `/`): bytes compared with `/` below every other byte, since a name
 /// ends there. `Ord` walks `Components`, several times the cost of this, on every comparison.
@@ -161,11 +230,12 @@ fn walk(
         })?;
         let name = crate::paths::entry_name(dir, &entry.file_name())?.to_owned();
         let rel = dir.join(&name);
-        let meta =
-            std::fs::symlink_metadata(entry.path()).map_err(|source| CellgenError::Read {
-                path: root.join(&rel),
-                source,
-            })?;
+        // The entry's own kind, a link not followed (as `symlink_metadata` says), from the
+        // listing itself: no `lstat` per file where the file system gives it.
+        let meta = entry.file_type().map_err(|source| CellgenError::Read {
+            path: root.join(&rel),
+            source,
+        })?;
         if skip(&name, meta.is_dir()) {
             continue;
         }

@@ -157,7 +157,7 @@ impl Snapshot {
             config: repo.config.clone(),
             cells: repo.cells()?,
             catalog: Catalog::load(&Templates::new(), &plan)?,
-            source: Source::Disk,
+            source: Source::disk(&repo.root),
         })
     }
 

@@ -12,6 +12,7 @@ use crate::catalog::Catalog;
 use crate::components::METADATA_FILE;
 use crate::config::{CONFIG_FILE, Config, SCHEMA_KEY, line_of};
 use crate::edit::hcl;
+use crate::filestore::FileStore;
 use crate::keys::is_valid_key_name;
 use crate::repo::cell_terraform_dir;
 
@@ -66,9 +67,10 @@ pub fn expected_keys(
     expected
 }
 
-/// Checks one cell's ConfigMap against the contract and returns the sample data to render with.
+/// Checks one cell's ConfigMap against the contract and returns the sample data to render with
+/// (the files read through `files`, the command's store).
 pub fn check_cell(
-    root: &Utf8Path,
+    files: &FileStore,
     config: &Config,
     catalog: &Catalog,
     cell: &str,
@@ -76,9 +78,9 @@ pub fn check_cell(
     overrides: &BTreeMap<String, String>,
     findings: &mut Vec<Finding>,
 ) -> Sample {
-    let read = |rel: &Utf8Path| std::fs::read_to_string(root.join(rel)).ok();
+    let read = |rel: &Utf8Path| files.read_to_string(rel).ok();
     // Secret values, traced through every .tf file of the stack.
-    let trace = || secrets::trace(root, &cell_terraform_dir(cell));
+    let trace = || secrets::trace(files, &cell_terraform_dir(cell));
     check_cell_from(
         &read, &trace, config, catalog, cell, components, overrides, findings,
     )

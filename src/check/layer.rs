@@ -136,7 +136,7 @@ pub fn check_layer(
             // component (its kustomization does not parse, is a link, ...).
             let inside = match e.as_ref() {
                 BuildError::MissingComponent { .. } | BuildError::NotAComponent { .. } => None,
-                other => crate::render::build_error_location(cx.root, other)
+                other => crate::render::build_error_location_in(cx.sources.files(), other)
                     .filter(|(f, _)| *f != file && !cx.root.join(f).is_dir()),
             };
             let (at_file, line) = match inside {
@@ -237,7 +237,7 @@ fn build_failed(cx: &mut Context, layer: &FluxLayer, error: &BuildError) -> Find
             format!("{message} (it builds without `{}`)", path.join(".")),
         );
     }
-    let (file, line) = crate::render::build_error_location(cx.root, error)
+    let (file, line) = crate::render::build_error_location_in(cx.sources.files(), error)
         .unwrap_or_else(|| (layer.file.clone(), None));
     Finding::error("build-failed", file, line, message)
 }

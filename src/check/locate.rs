@@ -6,29 +6,41 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::schema::Step;
+use crate::filestore::FileStore;
 use crate::kustomize::Resource;
 
-/// Source texts, read once.
+/// Source texts, read once (through the command's store), kept as text per thread.
 pub struct SourceFiles {
-    root: Utf8PathBuf,
+    files: Arc<FileStore>,
     texts: HashMap<Utf8PathBuf, String>,
 }
 
 impl SourceFiles {
     pub fn new(root: &Utf8Path) -> SourceFiles {
+        SourceFiles::reading(Arc::new(FileStore::new(root)))
+    }
+
+    /// Texts read through `files`, shared with the command's other readers.
+    pub fn reading(files: Arc<FileStore>) -> SourceFiles {
         SourceFiles {
-            root: root.to_path_buf(),
+            files,
             texts: HashMap::new(),
         }
     }
 
+    /// The store the texts are read through.
+    pub fn files(&self) -> &FileStore {
+        &self.files
+    }
+
     pub fn text(&mut self, file: &Utf8Path) -> &str {
-        let root = &self.root;
+        let files = &self.files;
         self.texts
             .entry(file.to_path_buf())
-            .or_insert_with(|| std::fs::read_to_string(root.join(file)).unwrap_or_default())
+            .or_insert_with(|| files.read_to_string(file).unwrap_or_default())
     }
 
     /// The file and line where `needle` (e.g. `${cluster_nam`) was written, for an object built

@@ -6,13 +6,15 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use super::Finding;
 use crate::config::{CONFIG_FILE, Config};
+use crate::filestore::FileStore;
 use crate::merge::{BASE_MARKER, OURS_MARKER, THEIRS_MARKER, marker_lines};
 
 use crate::repo::{cell_flux_dir, cell_terraform_dir};
 
 /// Findings for cellgen.yaml, the repository's generated files and shared directories, and the
-/// `checked` cells' directories.
-pub fn check(root: &Utf8Path, config: &Config, checked: &[String], findings: &mut Vec<Finding>) {
+/// `checked` cells' directories (read through `files`, the command's store).
+pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &mut Vec<Finding>) {
+    let root = files.root();
     let mut shared: Vec<Utf8PathBuf> = vec![Utf8PathBuf::from(CONFIG_FILE)];
     let mut dirs: Vec<Utf8PathBuf> = vec![Utf8PathBuf::from(crate::catalog::COMPONENTS_DIR)];
     dirs.extend(
@@ -22,7 +24,7 @@ pub fn check(root: &Utf8Path, config: &Config, checked: &[String], findings: &mu
             .map(|l| Utf8PathBuf::from(l.path.trim_start_matches("./"))),
     );
     for dir in &dirs {
-        walk(root, dir, &mut shared, findings);
+        walk(files, dir, &mut shared, findings);
     }
     if let Ok(Some(record)) = crate::state::load_repository(&crate::plan::Plan::new(root)) {
         shared.extend(record.files.keys().map(Utf8PathBuf::from));
@@ -30,22 +32,42 @@ pub fn check(root: &Utf8Path, config: &Config, checked: &[String], findings: &mu
     shared.sort();
     shared.dedup();
     for file in &shared {
-        scan(root, file, None, findings);
+        scan(files, file, None, findings);
     }
-    for cell in checked {
-        let mut files = Vec::new();
-        walk(root, &cell_flux_dir(cell), &mut files, findings);
-        walk(root, &cell_terraform_dir(cell), &mut files, findings);
-        for file in &files {
-            scan(root, file, Some(cell), findings);
-        }
-    }
+    // The cells from the last: the cells' own checks read their files from the first, so the
+    // two meet once instead of waiting on each other's reads all the way (findings in order).
+    let mut per_cell: Vec<Vec<Finding>> = checked
+        .iter()
+        .rev()
+        .map(|cell| {
+            let mut found = Vec::new();
+            let mut cell_findings = Vec::new();
+            walk(files, &cell_flux_dir(cell), &mut found, &mut cell_findings);
+            walk(
+                files,
+                &cell_terraform_dir(cell),
+                &mut found,
+                &mut cell_findings,
+            );
+            for file in &found {
+                scan(files, file, Some(cell), &mut cell_findings);
+            }
+            cell_findings
+        })
+        .collect();
+    per_cell.reverse();
+    findings.extend(per_cell.into_iter().flatten());
 }
 
-/// Every file under `dir` (relative to `root`), skipping hidden entries (`.terraform/`). A name
-/// that is not UTF-8 is a finding: no part of `check` could read that file by name.
-fn walk(root: &Utf8Path, dir: &Utf8Path, out: &mut Vec<Utf8PathBuf>, findings: &mut Vec<Finding>) {
-    match crate::repo::files_under(root, dir, true, &|name, _| name.starts_with('.')) {
+/// Every file under `dir` (listed through the store), skipping hidden entries (`.terraform/`).
+/// A name that is not UTF-8 is a finding: no part of `check` could read that file by name.
+fn walk(
+    files: &FileStore,
+    dir: &Utf8Path,
+    out: &mut Vec<Utf8PathBuf>,
+    findings: &mut Vec<Finding>,
+) {
+    match crate::repo::files_under_in(files, dir, true, &|name, _| name.starts_with('.')) {
         Ok(files) => out.extend(files),
         Err(e) => {
             // Unreadable otherwise: the checks that read these files report it.
@@ -74,14 +96,18 @@ fn may_hold_marker(text: &str) -> bool {
     })
 }
 
-fn scan(root: &Utf8Path, file: &Utf8Path, cell: Option<&str>, findings: &mut Vec<Finding>) {
-    let Ok(text) = std::fs::read_to_string(root.join(file)) else {
+fn scan(files: &FileStore, file: &Utf8Path, cell: Option<&str>, findings: &mut Vec<Finding>) {
+    // Borrowed from the store, as `read_to_string` would read it (not UTF-8: skipped).
+    let Ok(bytes) = files.read(file) else {
         return;
     };
-    if !may_hold_marker(&text) {
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return;
+    };
+    if !may_hold_marker(text) {
         return;
     }
-    let lines = marker_lines(&text);
+    let lines = marker_lines(text);
     let Some(first) = lines.first() else {
         return;
     };

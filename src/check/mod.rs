@@ -16,13 +16,15 @@ pub mod secrets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 use crate::catalog::Catalog;
 use crate::components::cell_components;
 use crate::config::{CONFIG_FILE, line_of};
 use crate::error::CellgenError;
+use crate::filestore::FileStore;
 use crate::kustomize::Mode;
+use crate::kustomize::source::Source;
 use crate::plan::Plan;
 use crate::render::{BuildCache, load_cell, render_layers};
 use crate::repo::Repo;
@@ -50,6 +52,20 @@ pub fn run_observed(
     repo: &Repo,
     catalog: &Catalog,
     options: &CheckOptions,
+    on_cell: &mut dyn FnMut(usize, usize, &str),
+) -> Result<Report, CellgenError> {
+    // Every reader of the command asks one store: each file is opened once.
+    let files = Arc::new(FileStore::new(&repo.root));
+    run_reading(repo, catalog, options, &files, on_cell)
+}
+
+/// `run_observed`, the repository's files read through `files` (whose counters then tell what
+/// the check opened).
+pub fn run_reading(
+    repo: &Repo,
+    catalog: &Catalog,
+    options: &CheckOptions,
+    files: &Arc<FileStore>,
     on_cell: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<Report, CellgenError> {
     let all = repo.cells()?;
@@ -85,7 +101,7 @@ pub fn run_observed(
         ));
         return Ok(report);
     }
-    let cache = BuildCache::new(&repo.root, options.mode);
+    let cache = BuildCache::with_source(&repo.root, Source::Disk(files.clone()), options.mode);
     let mut used: BTreeSet<String> = BTreeSet::new();
     // Whether every layer of every cell was rendered; otherwise a key may look unused only
     // because the layer that uses it was not.
@@ -94,11 +110,11 @@ pub fn run_observed(
     let (checked, repository) = std::thread::scope(|scope| {
         let repository = scope.spawn(|| {
             let mut findings = Vec::new();
-            network::check(&repo.root, &all, &cells, &mut findings);
-            markers::check(&repo.root, &repo.config, &cells, &mut findings);
+            network::check(files, &all, &cells, &mut findings);
+            markers::check(files, &repo.config, &cells, &mut findings);
             findings
         });
-        let checked = check_cells(repo, catalog, options, &cache, &cells, on_cell);
+        let checked = check_cells(repo, catalog, options, files, &cache, &cells, on_cell);
         let repository = match repository.join() {
             Ok(findings) => findings,
             Err(panic) => std::panic::resume_unwind(panic),
@@ -112,7 +128,9 @@ pub fn run_observed(
     }
     report.findings.extend(repository);
     if options.cells.is_empty() && !cells.is_empty() && complete {
-        let config_text = std::fs::read_to_string(repo.root.join(CONFIG_FILE)).unwrap_or_default();
+        let config_text = files
+            .read_to_string(camino::Utf8Path::new(CONFIG_FILE))
+            .unwrap_or_default();
         for key in repo.config.keys.keys().filter(|k| !used.contains(*k)) {
             report.findings.push(Finding::warning(
                 "unused-key",
@@ -142,6 +160,7 @@ fn check_cells(
     repo: &Repo,
     catalog: &Catalog,
     options: &CheckOptions,
+    files: &Arc<FileStore>,
     cache: &BuildCache,
     cells: &[String],
     on_cell: &mut dyn FnMut(usize, usize, &str),
@@ -158,7 +177,7 @@ fn check_cells(
                 let started = started.clone();
                 let next = &next;
                 scope.spawn(move || {
-                    let mut sources = locate::SourceFiles::new(&repo.root);
+                    let mut sources = locate::SourceFiles::reading(files.clone());
                     let mut done = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
@@ -167,7 +186,7 @@ fn check_cells(
                         let _ = started.send(i);
                         done.push((
                             i,
-                            check_cell(repo, catalog, options, cache, &mut sources, cell),
+                            check_cell(repo, catalog, options, files, cache, &mut sources, cell),
                         ));
                     }
                     done
@@ -202,6 +221,7 @@ fn check_cell(
     repo: &Repo,
     catalog: &Catalog,
     options: &CheckOptions,
+    files: &FileStore,
     cache: &BuildCache,
     sources: &mut locate::SourceFiles,
     cell: &str,
@@ -218,7 +238,7 @@ fn check_cell(
             let plan = Plan::new(&repo.root);
             let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
             contract::check_cell(
-                &repo.root,
+                files,
                 &repo.config,
                 catalog,
                 cell,
@@ -233,7 +253,7 @@ fn check_cell(
     };
     let components = loaded.components();
     let sample = contract::check_cell(
-        &repo.root,
+        files,
         &repo.config,
         catalog,
         cell,

@@ -6,14 +6,15 @@ use std::collections::HashSet;
 use super::Finding;
 use crate::cidr::{self, CellCidr};
 
-/// Findings for the `checked` cells, compared with every cell of the repository (`all`).
+/// Findings for the `checked` cells, compared with every cell of the repository (`all`), read
+/// through `files`.
 pub fn check(
-    root: &camino::Utf8Path,
+    files: &crate::filestore::FileStore,
     all: &[String],
     checked: &[String],
     findings: &mut Vec<Finding>,
 ) {
-    let recorded = cidr::recorded(root, all);
+    let recorded = cidr::recorded_in(files, all);
     let checked: HashSet<&str> = checked.iter().map(String::as_str).collect();
     let blocks: Vec<_> = recorded.iter().map(|r| r.cidr.clone().ok()).collect();
     let overlapping = cidr::overlapping(&blocks);

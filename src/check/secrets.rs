@@ -9,6 +9,8 @@ mod stack;
 mod taint;
 
 use camino::Utf8Path;
+
+use crate::filestore::FileStore;
 use std::collections::BTreeMap;
 
 pub use stack::{parse_kept, parse_recent, tfvars_attributes};
@@ -16,8 +18,8 @@ pub use taint::Taint;
 
 /// Every data key of the ConfigMap in the stack `stack` (repository-relative) whose value is
 /// built from a secret, with the chain that taints it.
-pub fn trace(root: &Utf8Path, stack: &Utf8Path) -> BTreeMap<String, Taint> {
-    taint::trace(root, stack)
+pub fn trace(files: &FileStore, stack: &Utf8Path) -> BTreeMap<String, Taint> {
+    taint::trace(files, stack)
 }
 
 /// The message of a `secret-value` finding on `key`, from its traced chain or from its name or

@@ -1,4 +1,5 @@
 use anyhow::{Result, bail};
+use std::sync::Arc;
 
 use super::Session;
 use crate::catalog::Catalog;
@@ -8,6 +9,8 @@ use crate::check::locate::SourceFiles;
 use crate::check::schema::Schemas;
 use crate::cli::RenderArgs;
 use crate::error::CellgenError;
+use crate::filestore::FileStore;
+use crate::kustomize::source::Source as FileSource;
 use crate::plan::Plan;
 use crate::render::{
     BOOTSTRAP, BuildCache, RenderedLayer, Source, load_cell, render_layers, to_multi_doc,
@@ -24,7 +27,13 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     };
     let plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&Templates::new(), &plan)?;
-    let cache = BuildCache::new(&repo.root, super::kustomize_mode(args.render.kustomize));
+    // One store for the builds and the contract: each file read once.
+    let files = Arc::new(FileStore::new(&repo.root));
+    let cache = BuildCache::with_source(
+        &repo.root,
+        FileSource::Disk(files.clone()),
+        super::kustomize_mode(args.render.kustomize),
+    );
     let loaded =
         load_cell(&repo.root, &cell.name, &cache).map_err(|e| CellgenError::InvalidFile {
             path: e.file.clone(),
@@ -33,7 +42,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     let components = loaded.components();
     let mut ignored = Vec::new();
     let sample = contract::check_cell(
-        &repo.root,
+        &files,
         &repo.config,
         &catalog,
         &cell.name,
@@ -69,7 +78,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         }
         .into());
     }
-    let mut sources = SourceFiles::new(&repo.root);
+    let mut sources = SourceFiles::reading(files.clone());
     let mut out = String::new();
     for layer in rendered
         .layers

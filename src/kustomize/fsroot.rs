@@ -64,18 +64,28 @@ pub fn normalize(path: &Utf8Path) -> Utf8PathBuf {
 
 impl Fs {
     pub fn new(root: &Utf8Path) -> Result<Fs, BuildError> {
-        Fs::with_source(root, Source::Disk)
+        Fs::with_source(root, Source::disk(root))
     }
 
     /// The repository at `root` as `source` has it.
     pub fn with_source(root: &Utf8Path, source: Source) -> Result<Fs, BuildError> {
-        let canonical = std::fs::canonicalize(root).map_err(|source| BuildError::Io {
-            path: root.to_path_buf(),
-            source,
-        })?;
-        // As `fsguard::Root` does: a canonical form that is not UTF-8 (a link above the
-        // repository to such a directory) is not used; the given one is (lexical).
-        let root = Utf8PathBuf::from_path_buf(canonical).unwrap_or_else(|_| root.to_path_buf());
+        // The store of the command's other readers has it already.
+        let known = match &source {
+            Source::Disk(files) if files.root() == root => files.canonical_root(),
+            _ => None,
+        };
+        let root = match known {
+            Some(canonical) => canonical.to_path_buf(),
+            None => {
+                let canonical = std::fs::canonicalize(root).map_err(|source| BuildError::Io {
+                    path: root.to_path_buf(),
+                    source,
+                })?;
+                // As `fsguard::Root` does: a canonical form that is not UTF-8 (a link above
+                // the repository to such a directory) is not used; the given one is (lexical).
+                Utf8PathBuf::from_path_buf(canonical).unwrap_or_else(|_| root.to_path_buf())
+            }
+        };
         let ignore = sourceignore::load(&source, &root)?;
         Ok(Fs {
             root,
@@ -151,7 +161,12 @@ impl Fs {
                 });
                 continue;
             }
-            let kind = match self.source.kind(&self.root, &cur) {
+            let asked = if last {
+                self.source.kind(&self.root, &cur)
+            } else {
+                self.source.kind_on_the_way(&self.root, &cur)
+            };
+            let kind = match asked {
                 Ok(Kind::Missing) => return Ok(Entry::Missing),
                 Ok(kind) => kind,
                 Err(source) => {

@@ -18,6 +18,8 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::filestore::FileStore;
+
 /// What a path is, before Flux's artifact rules are applied (see `Fs::entry`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -315,10 +317,57 @@ fn object_id(bytes: &[u8], hex_len: usize) -> Option<String> {
 /// Where `Fs` reads from.
 #[derive(Debug, Clone)]
 pub enum Source {
-    /// The working tree.
-    Disk,
+    /// The working tree, each file read once (shared with the command's other readers).
+    Disk(Arc<FileStore>),
     /// A commit's tree, in memory.
     Tree(Arc<GitTree>),
+}
+
+impl Source {
+    /// The working tree at `root`, read through a store of its own.
+    pub fn disk(root: &Utf8Path) -> Source {
+        Source::Disk(Arc::new(FileStore::new(root)))
+    }
+}
+
+/// What `abs` is, a link at its end not followed: `std::fs::symlink_metadata` for a path
+/// outside the store's root.
+fn disk_kind(abs: &Utf8Path) -> io::Result<Kind> {
+    match std::fs::symlink_metadata(abs) {
+        Ok(m) if m.file_type().is_symlink() => Ok(Kind::Link),
+        Ok(m) if m.is_dir() => Ok(Kind::Dir),
+        Ok(m) if m.is_file() => Ok(Kind::File),
+        Ok(_) => Ok(Kind::Other),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(Kind::Missing)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The entries of directory `abs` with their kinds, for a path outside the store's root.
+fn list_disk(abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(abs)? {
+        let entry = entry?;
+        let t = entry.file_type()?;
+        let kind = if t.is_symlink() {
+            Kind::Link
+        } else if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        };
+        out.push((entry.file_name(), kind));
+    }
+    Ok(out)
 }
 
 fn not_found() -> io::Error {
@@ -444,6 +493,24 @@ impl Source {
         out
     }
 
+    /// [`Source::kind`] of a directory on the way to a path: the disk's store asks `lstat`
+    /// rather than opening it, since nothing of it is read.
+    pub fn kind_on_the_way(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
+        let out = match self {
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.lstat(rel),
+                None => disk_kind(abs),
+            },
+            Source::Tree(_) => self.kind_unrecorded(root, abs),
+        };
+        note(|| Access::Kind {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(|k| *k).map_err(io_error),
+        });
+        out
+    }
+
     pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         let out = self.read_unrecorded(root, abs);
         note(|| Access::Read {
@@ -467,20 +534,9 @@ impl Source {
 
     fn kind_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
         match self {
-            Source::Disk => match std::fs::symlink_metadata(abs) {
-                Ok(m) if m.file_type().is_symlink() => Ok(Kind::Link),
-                Ok(m) if m.is_dir() => Ok(Kind::Dir),
-                Ok(m) if m.is_file() => Ok(Kind::File),
-                Ok(_) => Ok(Kind::Other),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                    ) =>
-                {
-                    Ok(Kind::Missing)
-                }
-                Err(e) => Err(e),
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.kind(rel),
+                None => disk_kind(abs),
             },
             Source::Tree(tree) => Ok(tree.kind(&relative(root, abs))),
         }
@@ -488,7 +544,10 @@ impl Source {
 
     fn read_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         match self {
-            Source::Disk => std::fs::read(abs),
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.read(rel).map(|bytes| bytes.as_ref().clone()),
+                None => std::fs::read(abs),
+            },
             Source::Tree(tree) => tree.contents(&relative(root, abs)),
         }
     }
@@ -499,24 +558,10 @@ impl Source {
         abs: &Utf8Path,
     ) -> io::Result<Vec<(OsString, Kind)>> {
         match self {
-            Source::Disk => {
-                let mut out = Vec::new();
-                for entry in std::fs::read_dir(abs)? {
-                    let entry = entry?;
-                    let t = entry.file_type()?;
-                    let kind = if t.is_symlink() {
-                        Kind::Link
-                    } else if t.is_dir() {
-                        Kind::Dir
-                    } else if t.is_file() {
-                        Kind::File
-                    } else {
-                        Kind::Other
-                    };
-                    out.push((entry.file_name(), kind));
-                }
-                Ok(out)
-            }
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.list(rel).kinds(),
+                None => list_disk(abs),
+            },
             Source::Tree(tree) => {
                 let rel = relative(root, abs);
                 match tree.kind(&rel) {
@@ -594,7 +639,7 @@ mod tests {
             std::fs::write(root.join("b.yaml"), "b: 2\n").unwrap();
             let (_, reads) = recording(|| {
                 for name in ["a.yaml", "b.yaml", "c.yaml"] {
-                    let _ = Source::Disk.read(&root, &root.join(name));
+                    let _ = Source::disk(&root).read(&root, &root.join(name));
                 }
             });
             let tree = Source::Tree(Arc::new(GitTree::load(&root, "HEAD").unwrap()));
@@ -621,7 +666,7 @@ mod tests {
         let root = Utf8Path::from_path(dir.path()).unwrap();
         std::fs::write(root.join("a"), "x").unwrap();
         let ((_, inner), outer) =
-            recording(|| recording(|| Source::Disk.read(root, &root.join("a"))));
+            recording(|| recording(|| Source::disk(root).read(root, &root.join("a"))));
         assert_eq!(inner.len(), 1);
         assert_eq!(inner, outer);
     }

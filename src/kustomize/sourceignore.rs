@@ -237,6 +237,9 @@ fn load_dir(
     out: &mut Vec<Pattern>,
 ) -> Result<(), BuildError> {
     let rel = |p: &Utf8Path| p.strip_prefix(root).unwrap_or(p).to_path_buf();
+    // Listed first: the disk's store then knows a directory without a .sourceignore without
+    // asking for it (errors are still told in the order below).
+    let listed = source.read_dir(root, dir);
     let file = dir.join(IGNORE_FILE);
     match source.kind(root, &file) {
         Ok(Kind::Link) => {
@@ -260,7 +263,7 @@ fn load_dir(
         source,
     };
     let mut subdirs = Vec::new();
-    for (name, kind) in source.read_dir(root, dir).map_err(io)? {
+    for (name, kind) in listed.map_err(io)? {
         if kind == Kind::Dir && name != ".git" {
             // A directory whose name is not UTF-8 may hold a .sourceignore Flux reads: an error
             // naming where, never patterns silently missed.
@@ -611,7 +614,8 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         }
-        let m = load(&Source::Disk, Utf8Path::from_path(dir.path()).unwrap()).unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        let m = load(&Source::disk(root), root).unwrap();
         (dir, m)
     }
 

@@ -57,7 +57,7 @@ pub struct BuildCache {
 
 impl BuildCache {
     pub fn new(root: &Utf8Path, mode: Mode) -> BuildCache {
-        BuildCache::with_source(root, Source::Disk, mode)
+        BuildCache::with_source(root, Source::disk(root), mode)
     }
 
     /// Builds of the repository at `root` as `source` has it (the working tree or a commit).

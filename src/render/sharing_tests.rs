@@ -67,7 +67,11 @@ fn repository() -> (tempfile::TempDir, Utf8PathBuf) {
 
 /// The working tree's cache (recording, every build made) and the base's, sharing it.
 fn caches(root: &Utf8Path) -> (Arc<BuildCache>, BuildCache) {
-    let head = Arc::new(BuildCache::recording(root, Source::Disk, Mode::Native));
+    let head = Arc::new(BuildCache::recording(
+        root,
+        Source::disk(root),
+        Mode::Native,
+    ));
     for path in ["apps", "infra"] {
         head.build(path, &FluxFields::default());
     }

@@ -14,6 +14,7 @@ mod support;
 mod contract;
 mod flux_objects;
 mod output;
+mod read_once;
 mod references;
 
 use std::fs;

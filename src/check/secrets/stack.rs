@@ -11,6 +11,7 @@ use hcl_edit::expr::Expression;
 use hcl_edit::structure::Body;
 
 use crate::edit::hcl::{HclEditError, tfvars};
+use crate::filestore::{FileStore, Kind};
 
 /// Local modules followed at most (each call is one), so a module calling itself ends.
 const MAX_CONTEXTS: usize = 64;
@@ -302,21 +303,17 @@ pub(super) struct World {
     pub(super) tfvars: HashMap<String, (String, String)>,
 }
 
-fn canonical_root(root: &Utf8Path) -> Option<Utf8PathBuf> {
-    root.canonicalize_utf8().ok()
-}
-
-/// Reads a file of a directory already known to be inside the repository, unless it is a
-/// symlink that leads out of it.
-fn read_inside(root: &Utf8Path, path: &Utf8Path) -> Option<String> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if meta.file_type().is_symlink() {
-        let real = path.canonicalize().ok()?;
+/// Reads `rel`, a file of a directory already known to be inside the repository, unless it is
+/// a symlink that leads out of it (`real_root`, the canonical root) or not a regular file.
+fn read_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Option<String> {
+    if files.kind(rel).ok()? == Kind::Link {
+        let real = files.root().join(rel).canonicalize().ok()?;
         return real
-            .starts_with(root)
+            .starts_with(real_root)
             .then(|| std::fs::read_to_string(&real).ok())?;
     }
-    meta.is_file().then(|| std::fs::read_to_string(path).ok())?
+    let bytes = files.contents(rel)?.ok()?;
+    String::from_utf8(bytes.as_ref().clone()).ok()
 }
 
 /// `a/b/../c` → `a/c`; None when it climbs above its start.
@@ -343,32 +340,34 @@ const DECLARING: &[&str] = &["variable", "locals", "resource", "data", "module",
 /// Loads the `.tf` files of `rel`; `shown_under` is what their names are shown relative to (the
 /// stack's own files read as `main.tf:3` next to the finding in its cell-metadata.tf).
 fn load_dir(
-    root: &Utf8Path,
+    files: &FileStore,
     real_root: &Utf8Path,
     rel: &Utf8Path,
     shown_under: &Utf8Path,
     share: bool,
 ) -> Option<Dir> {
     // The directory itself (or a symlink on its way) must not lead out of the repository.
-    if !root.join(rel).canonicalize().ok()?.starts_with(real_root) {
+    if !files.dir_inside(rel) {
         return None;
     }
-    let mut names: Vec<String> = std::fs::read_dir(root.join(rel))
-        .ok()?
-        .filter_map(Result::ok)
+    let listing = files.list(rel);
+    if !listing.opened {
+        return None;
+    }
+    let mut names: Vec<String> = listing
+        .names()
         // A name that is not UTF-8 cannot be read by name here; `markers` reports it
         // (not-utf8-name), so the check fails rather than missing the file silently.
-        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|n| n.to_str().map(str::to_string))
         .filter(|n| n.ends_with(".tf"))
         .collect();
     names.sort();
     // Once per directory, not per file.
-    let dir = root.join(rel);
     let shown_dir = rel.strip_prefix(shown_under).unwrap_or(rel);
     let files = names
         .into_iter()
         .filter_map(|name| {
-            let text = read_inside(real_root, &dir.join(&name))?;
+            let text = read_inside(files, real_root, &rel.join(&name))?;
             let shown = shown_dir.join(&name).into_string();
             let file = File::new(shown, text, share);
             // Without these words a file declares nothing a value can be read from (versions.tf,
@@ -389,16 +388,16 @@ fn literal_string(expr: &Expression) -> Option<&str> {
 impl World {
     /// The stack `stack` and the local modules it calls; `share`: files' contents shared by
     /// text across cells and calls ([`File::new`]).
-    pub(super) fn load(root: &Utf8Path, stack: &Utf8Path, share: bool) -> Option<World> {
-        let real_root = canonical_root(root)?;
+    pub(super) fn load(files: &FileStore, stack: &Utf8Path, share: bool) -> Option<World> {
+        let real_root = files.canonical_root()?;
         let mut world = World {
-            dirs: vec![load_dir(root, &real_root, stack, stack, share)?],
+            dirs: vec![load_dir(files, real_root, stack, stack, share)?],
             ctxs: vec![Ctx {
                 dir: 0,
                 call: None,
                 children: HashMap::new(),
             }],
-            tfvars: read_tfvars(root, &real_root, stack),
+            tfvars: read_tfvars(files, real_root, stack),
         };
         let mut dir_of: HashMap<Utf8PathBuf, usize> = HashMap::from([(stack.to_path_buf(), 0)]);
         let mut paths = vec![stack.to_path_buf()];
@@ -422,7 +421,7 @@ impl World {
                     Some(d) => *d,
                     None => {
                         let Some(loaded) =
-                            load_dir(root, &real_root, &rel, Utf8Path::new(""), share)
+                            load_dir(files, real_root, &rel, Utf8Path::new(""), share)
                         else {
                             continue;
                         };
@@ -448,24 +447,21 @@ impl World {
 
 /// String values of the stack's terraform.tfvars and *.auto.tfvars (what Terraform loads itself).
 fn read_tfvars(
-    root: &Utf8Path,
+    files: &FileStore,
     real_root: &Utf8Path,
     stack: &Utf8Path,
 ) -> HashMap<String, (String, String)> {
-    let mut names: Vec<String> = std::fs::read_dir(root.join(stack))
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                // Not UTF-8: reported by `markers` (not-utf8-name), as above.
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n == "terraform.tfvars" || n.ends_with(".auto.tfvars"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut names: Vec<String> = files
+        .list(stack)
+        .names()
+        // Not UTF-8: reported by `markers` (not-utf8-name), as above.
+        .filter_map(|n| n.to_str().map(str::to_string))
+        .filter(|n| n == "terraform.tfvars" || n.ends_with(".auto.tfvars"))
+        .collect();
     names.sort();
     let mut values = HashMap::new();
     for name in names {
-        let Some(text) = read_inside(real_root, &root.join(stack).join(&name)) else {
+        let Some(text) = read_inside(files, real_root, &stack.join(&name)) else {
             continue;
         };
         let Some(attributes) = tfvars_attributes(&text) else {

@@ -26,6 +26,7 @@ use super::sensitive::{Kind, lookup};
 use super::stack::{Dir, File, World};
 use super::{attribute_names_secret, secret_literal};
 use crate::edit::hcl::{CONFIG_MAP_NAME, CONFIG_MAP_TYPE};
+use crate::filestore::FileStore;
 
 /// How a ConfigMap value is built from a secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,14 +44,14 @@ const SHOWN_LINKS: usize = 12;
 const MAX_NODES: usize = 200_000;
 
 /// Every data key of `kubernetes_config_map_v1.cell_metadata` in the stack `stack` (relative to
-/// `root`) that is built from a secret, with its chain.
-pub fn trace(root: &Utf8Path, stack: &Utf8Path) -> BTreeMap<String, Taint> {
-    trace_loaded(root, stack, true)
+/// the root of `files`) that is built from a secret, with its chain.
+pub fn trace(files: &FileStore, stack: &Utf8Path) -> BTreeMap<String, Taint> {
+    trace_loaded(files, stack, true)
 }
 
 /// [`trace`], with files' contents shared by text (`share`) or computed per file.
-fn trace_loaded(root: &Utf8Path, stack: &Utf8Path, share: bool) -> BTreeMap<String, Taint> {
-    let Some(world) = World::load(root, stack, share) else {
+fn trace_loaded(files: &FileStore, stack: &Utf8Path, share: bool) -> BTreeMap<String, Taint> {
+    let Some(world) = World::load(files, stack, share) else {
         return BTreeMap::new();
     };
     let tracer = Tracer::new(&world);

@@ -16,9 +16,10 @@ fn write(root: &std::path::Path, files: &[(&str, &str)]) {
 /// sighting, so the third is served from the cache).
 fn traced(root: &std::path::Path, stack: &str) -> BTreeMap<String, Taint> {
     let root = Utf8Path::from_path(root).unwrap();
-    let fresh = trace_loaded(root, Utf8Path::new(stack), false);
+    let store = || crate::filestore::FileStore::new(root);
+    let fresh = trace_loaded(&store(), Utf8Path::new(stack), false);
     for _ in 0..3 {
-        assert_eq!(trace(root, Utf8Path::new(stack)), fresh, "{stack}");
+        assert_eq!(trace(&store(), Utf8Path::new(stack)), fresh, "{stack}");
     }
     fresh
 }
