@@ -460,21 +460,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// `std::fs::symlink_metadata`'s kind, a path that is not there `Missing`.
 fn lstat(path: &Utf8Path) -> io::Result<Kind> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) => Ok(kind_of(m.file_type())),
+        Ok(m) => Ok(Kind::of(m.file_type())),
         Err(e) if is_missing(&e) => Ok(Kind::Missing),
         Err(e) => Err(e),
-    }
-}
-
-fn kind_of(t: std::fs::FileType) -> Kind {
-    if t.is_symlink() {
-        Kind::Link
-    } else if t.is_dir() {
-        Kind::Dir
-    } else if t.is_file() {
-        Kind::File
-    } else {
-        Kind::Other
     }
 }
 
@@ -496,7 +484,7 @@ fn list(dir: &Utf8Path) -> Listing {
     for entry in entries {
         match entry {
             Ok(entry) => {
-                let kind = entry.file_type().map(kind_of).map_err(|e| Failure::of(&e));
+                let kind = entry.file_type().map(Kind::of).map_err(|e| Failure::of(&e));
                 listing.entries.push((entry.file_name(), kind));
             }
             Err(e) => {

@@ -31,6 +31,21 @@ pub enum Kind {
     Missing,
 }
 
+impl Kind {
+    /// What a directory entry or `lstat` says a path is (never `Missing`).
+    pub fn of(t: std::fs::FileType) -> Kind {
+        if t.is_symlink() {
+            Kind::Link
+        } else if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
+}
+
 /// The files of one commit: listed in memory, read on demand.
 #[derive(Debug, Default)]
 pub struct GitTree {
@@ -355,17 +370,7 @@ fn list_disk(abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(abs)? {
         let entry = entry?;
-        let t = entry.file_type()?;
-        let kind = if t.is_symlink() {
-            Kind::Link
-        } else if t.is_dir() {
-            Kind::Dir
-        } else if t.is_file() {
-            Kind::File
-        } else {
-            Kind::Other
-        };
-        out.push((entry.file_name(), kind));
+        out.push((entry.file_name(), Kind::of(entry.file_type()?)));
     }
     Ok(out)
 }
