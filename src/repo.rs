@@ -112,14 +112,12 @@ pub fn files_under(
     deep: bool,
     skip: &dyn Fn(&str, bool) -> bool,
 ) -> Result<Vec<Utf8PathBuf>, CellgenError> {
-    let mut out = Vec::new();
-    walk(root, dir, deep, skip, &mut out)?;
-    out.sort_by(|a, b| by_components(a.as_str(), b.as_str()));
-    Ok(out)
+    // One walker: a store made for this walk lists each directory once, as a command's does.
+    files_under_in(&FileStore::new(root), dir, deep, skip)
 }
 
 /// [`files_under`], each directory listed through `files` (a command's store, which other
-/// readers of the command list them through too): the same paths and errors.
+/// readers of the command list them through too).
 pub fn files_under_in(
     files: &FileStore,
     dir: &Utf8Path,
@@ -132,7 +130,7 @@ pub fn files_under_in(
     Ok(out)
 }
 
-/// [`walk`] on the store's listings.
+/// The walk of [`files_under_in`], on the store's listings.
 fn walk_listed(
     files: &FileStore,
     dir: &Utf8Path,
@@ -186,7 +184,7 @@ fn walk_listed(
     }
 }
 
-/// The order of `Utf8Path`'s `Ord` (component by component) for the paths [`walk`] makes
+/// The order of `Utf8Path`'s `Ord` (component by component) for the paths [`walk_listed`] makes
 /// (names joined by single `/`): bytes compared with `/` below every other byte, since a name
 /// ends there. `Ord` walks `Components`, several times the cost of this, on every comparison.
 fn by_components(a: &str, b: &str) -> std::cmp::Ordering {
@@ -197,57 +195,6 @@ fn by_components(a: &str, b: &str) -> std::cmp::Ordering {
         (Some(x), Some(y)) => key(*x).cmp(&key(*y)),
         _ => a.len().cmp(&b.len()),
     }
-}
-
-fn walk(
-    root: &Utf8Path,
-    dir: &Utf8Path,
-    deep: bool,
-    skip: &dyn Fn(&str, bool) -> bool,
-    out: &mut Vec<Utf8PathBuf>,
-) -> Result<(), CellgenError> {
-    let entries = match std::fs::read_dir(root.join(dir)) {
-        Ok(entries) => entries,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(());
-        }
-        Err(source) => {
-            return Err(CellgenError::Read {
-                path: root.join(dir),
-                source,
-            });
-        }
-    };
-    for entry in entries {
-        let entry = entry.map_err(|source| CellgenError::Read {
-            path: root.join(dir),
-            source,
-        })?;
-        let name = crate::paths::entry_name(dir, &entry.file_name())?.to_owned();
-        let rel = dir.join(&name);
-        // The entry's own kind, a link not followed (as `symlink_metadata` says), from the
-        // listing itself: no `lstat` per file where the file system gives it.
-        let meta = entry.file_type().map_err(|source| CellgenError::Read {
-            path: root.join(&rel),
-            source,
-        })?;
-        if skip(&name, meta.is_dir()) {
-            continue;
-        }
-        if meta.is_dir() {
-            if deep {
-                walk(root, &rel, deep, skip, out)?;
-            }
-        } else {
-            out.push(rel);
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
