@@ -94,7 +94,9 @@ strace -f -qq -e trace=openat -o "$work/trace" "$cellgen" -C "$repo" check >/dev
 grep -v ' = -1 ' "$work/trace" | sed -n 's/.*openat([^"]*"\([^"]*\)".*/\1/p' |
   while read -r p; do
     [[ $p == /* ]] || p=$repo/$p
-    [[ $p == "$repo"/* && -f $p ]] && echo "$p"
+    # `if`, not `&&`: a last path that is a directory (the store opens those too) must not end
+    # the loop with a failing status under `set -e`.
+    if [[ $p == "$repo"/* && -f $p ]]; then echo "$p"; fi
   done >"$work/opened"
 awk '!seen[$0]++' "$work/opened" >"$work/inputs" # each file once: the floor, not check's repeats
 files=$(wc -l <"$work/inputs")

@@ -13,7 +13,7 @@
 
 use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::RwLock;
 
 use super::BuildError;
 use super::load::KUSTOMIZATION_FILES;
@@ -37,8 +37,9 @@ pub enum Listed {
 pub struct Fs {
     /// Canonical repository root.
     pub root: Utf8PathBuf,
-    /// Directories (absolute) already known to be free of symbolic links.
-    clean_dirs: Mutex<HashSet<Utf8PathBuf>>,
+    /// Directories (absolute, by their text) already known to be free of symbolic links. A
+    /// path written two ways is asked about twice, which costs a lookup, not an answer.
+    clean_dirs: RwLock<HashSet<String, foldhash::fast::RandomState>>,
     /// What source-controller leaves out of the artifact.
     ignore: Matcher,
     /// Where files are read from: the working tree, or a commit's tree.
@@ -89,7 +90,7 @@ impl Fs {
         let ignore = sourceignore::load(&source, &root)?;
         Ok(Fs {
             root,
-            clean_dirs: Mutex::new(HashSet::new()),
+            clean_dirs: RwLock::default(),
             ignore,
             source,
         })
@@ -108,6 +109,15 @@ impl Fs {
 
     /// Repository-relative form of an absolute path under the root.
     pub fn rel(&self, abs: &Utf8Path) -> Utf8PathBuf {
+        // By text where that is what `strip_prefix` answers (a clean path below the root);
+        // the component-wise strip is most of a build's path work.
+        if !self.root.as_str().is_empty()
+            && let Some(rest) = abs.as_str().strip_prefix(self.root.as_str())
+            && let Some(rest) = rest.strip_prefix('/')
+            && is_clean_relative(rest)
+        {
+            return Utf8PathBuf::from(rest);
+        }
         abs.strip_prefix(&self.root)
             .map(Utf8Path::to_path_buf)
             .unwrap_or_else(|_| abs.to_path_buf())
@@ -204,9 +214,9 @@ impl Fs {
                 return Ok(Entry::Missing);
             }
             self.clean_dirs
-                .lock()
+                .write()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(cur.clone());
+                .insert(cur.as_str().to_owned());
         }
         // `abs` is the root itself.
         Ok(Entry::Dir)
@@ -285,9 +295,9 @@ impl Fs {
 
     fn is_clean(&self, dir: &Utf8Path) -> bool {
         self.clean_dirs
-            .lock()
+            .read()
             .unwrap_or_else(|p| p.into_inner())
-            .contains(dir)
+            .contains(dir.as_str())
     }
 
     pub fn read_bytes(&self, abs: &Utf8Path) -> Result<Vec<u8>, BuildError> {
@@ -304,6 +314,15 @@ impl Fs {
     pub fn read_text(&self, abs: &Utf8Path) -> Result<String, BuildError> {
         text(self.read_bytes(abs)?, &self.rel(abs))
     }
+}
+
+/// Whether `rest` is written as `Path` components would give it back: no empty, `.` or `..`
+/// segment (and the root is not `/`, whose strip leaves no leading separator to find).
+fn is_clean_relative(rest: &str) -> bool {
+    !rest.is_empty()
+        && rest
+            .split('/')
+            .all(|s| !s.is_empty() && s != "." && s != "..")
 }
 
 /// A rule leaving a file out of the artifact, for messages.

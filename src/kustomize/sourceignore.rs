@@ -41,11 +41,36 @@ pub struct Pattern {
     /// The directory it applies in, as path components below the repository root.
     domain: Vec<Vec<u8>>,
     parts: Vec<Vec<u8>>,
+    /// How each of `parts` is matched: most are a name or `*.ext` (the defaults are), which
+    /// need no glob matcher.
+    kinds: Vec<PartKind>,
     inclusion: bool,
     dir_only: bool,
     is_glob: bool,
     pub text: String,
     pub origin: Origin,
+}
+
+/// A pattern part by what matching it takes; `go_match` answers the same for every name (a
+/// component, so without `/`), tested below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartKind {
+    /// No `*`, `?`, `[` or `\`: the name itself.
+    Literal,
+    /// `*` then a literal: a name ending so.
+    Suffix,
+    Glob,
+}
+
+impl PartKind {
+    fn of(part: &[u8]) -> PartKind {
+        let meta = |b: &u8| matches!(b, b'*' | b'?' | b'[' | b'\\');
+        match part.split_first() {
+            _ if !part.iter().any(meta) => PartKind::Literal,
+            Some((b'*', rest)) if !rest.iter().any(meta) => PartKind::Suffix,
+            _ => PartKind::Glob,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,9 +100,11 @@ impl Pattern {
             dir_only = true;
             p = rest;
         }
+        let parts: Vec<Vec<u8>> = p.split(|b| *b == b'/').map(<[u8]>::to_vec).collect();
         Pattern {
             domain: domain.to_vec(),
-            parts: p.split(|b| *b == b'/').map(<[u8]>::to_vec).collect(),
+            kinds: parts.iter().map(|part| PartKind::of(part)).collect(),
+            parts,
             inclusion,
             dir_only,
             is_glob: p.contains(&b'/'),
@@ -109,9 +136,19 @@ impl Pattern {
         }
     }
 
+    /// `go_match(parts[i], name)`, without the glob matcher where the part needs none.
+    fn part_match(&self, i: usize, name: &[u8]) -> Result<bool, ()> {
+        let part = &self.parts[i];
+        match self.kinds[i] {
+            PartKind::Literal => Ok(part.as_slice() == name),
+            PartKind::Suffix => Ok(name.ends_with(&part[1..])),
+            PartKind::Glob => go_match(part, name),
+        }
+    }
+
     fn simple_name_match(&self, path: &[&[u8]], is_dir: bool) -> bool {
         for (i, name) in path.iter().enumerate() {
-            match go_match(&self.parts[0], name) {
+            match self.part_match(0, name) {
                 Err(()) => return false,
                 Ok(false) => continue,
                 Ok(true) => {}
@@ -149,7 +186,7 @@ impl Pattern {
                 can_traverse = false;
                 while let Some((e, rest)) = path.split_first() {
                     path = rest;
-                    match go_match(pattern, e) {
+                    match self.part_match(i, e) {
                         Err(()) => return false,
                         Ok(true) => {
                             matched = true;
@@ -160,7 +197,7 @@ impl Pattern {
                     }
                 }
             } else {
-                match go_match(pattern, path[0]) {
+                match self.part_match(i, path[0]) {
                     Ok(true) => {}
                     _ => return false,
                 }
@@ -189,10 +226,7 @@ impl Matcher {
 
     /// The pattern that excludes `rel` (repository-relative) from the artifact, if one does.
     pub fn excluded_by(&self, rel: &Utf8Path, is_dir: bool) -> Option<&Pattern> {
-        let parts: Vec<&[u8]> = rel
-            .components()
-            .map(|c| c.as_os_str().as_encoded_bytes())
-            .collect();
+        let parts = components(rel.as_str());
         self.patterns
             .iter()
             .rev()
@@ -203,6 +237,27 @@ impl Matcher {
             })
             .flatten()
     }
+}
+
+/// `Path::components` of `path` as bytes, by splitting its text (the std iterator costs more
+/// than the matching on paths this short): a leading `/` or `.` kept as a component, empty
+/// and other `.` segments dropped.
+fn components(path: &str) -> Vec<&[u8]> {
+    let mut out = Vec::with_capacity(8);
+    let mut segments = path.split('/');
+    if path.starts_with('/') {
+        out.push(&b"/"[..]);
+        segments.next();
+    } else if path == "." || path.starts_with("./") {
+        out.push(&b"."[..]);
+        segments.next();
+    }
+    out.extend(
+        segments
+            .filter(|s| !s.is_empty() && *s != ".")
+            .map(str::as_bytes),
+    );
+    out
 }
 
 fn split_list(list: &str) -> impl Iterator<Item = &str> {
@@ -604,6 +659,47 @@ mod tests {
                 go_match(&q, n)
             };
             assert_eq!(m(p, n), general(p.as_bytes(), n.as_bytes()), "{p} {n}");
+        }
+    }
+
+    #[test]
+    fn components_split_as_path_does() {
+        for path in [
+            "",
+            ".",
+            "./",
+            "./a",
+            "a/./b",
+            "a//b/",
+            "/",
+            "/a",
+            "//a/./b/.",
+            "a/..",
+            "..",
+            ".a/b.",
+            "a/b/c.yaml",
+        ] {
+            let std: Vec<&[u8]> = Utf8Path::new(path)
+                .components()
+                .map(|c| c.as_os_str().as_encoded_bytes())
+                .collect();
+            assert_eq!(components(path), std, "{path:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_parts_match_as_go_does(
+            part in "[*]?[a-c.?*\\\\\\[\\]]{0,4}",
+            name in "[a-c.*?\\[\\]]{0,5}",
+        ) {
+            let p = Pattern::parse(part.as_bytes(), &[], Origin::Default);
+            if !p.parts[0].contains(&b'/') {
+                proptest::prop_assert_eq!(
+                    p.part_match(0, name.as_bytes()),
+                    go_match(&p.parts[0], name.as_bytes())
+                );
+            }
         }
     }
 
