@@ -21,6 +21,7 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
         cells: args.cells,
         overrides,
         mode: super::kustomize_mode(args.render.kustomize),
+        ends_process: true,
     };
     let progress = crate::progress::Progress::new("cells", args.format != CheckFormat::Json);
     let report = check::run_observed(&repo, &catalog, &options, &mut |done, total, cell| {

@@ -24,6 +24,7 @@ fn check_opens_each_file_once() {
         cells: Vec::new(),
         overrides: Default::default(),
         mode: Mode::Native,
+        ends_process: false,
     };
     let files = Arc::new(FileStore::new(&repo.root));
     let report = check::run_reading(&repo, &catalog, &options, &files, &mut |_, _, _| {}).unwrap();

@@ -11,7 +11,7 @@ use hcl_edit::expr::Expression;
 use hcl_edit::structure::Body;
 
 use crate::edit::hcl::{HclEditError, tfvars};
-use crate::filestore::{FileStore, Kind};
+use crate::filestore::{Bytes, FileStore, Kind};
 
 /// Local modules followed at most (each call is one), so a module calling itself ends.
 const MAX_CONTEXTS: usize = 64;
@@ -50,8 +50,9 @@ struct ContentCache {
     kept: foldhash::HashMap<u64, Arc<Content>>,
 }
 
-/// The content of `text`, shared with every earlier file of the same text.
-fn shared_content(text: String) -> Arc<Content> {
+/// The content of the file `bytes`, shared with every earlier file of the same bytes; None
+/// when they are not UTF-8. A text met before is neither checked nor copied again.
+fn shared_content(bytes: &[u8]) -> Option<Arc<Content>> {
     static CACHE: OnceLock<Mutex<ContentCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| {
         Mutex::new(ContentCache {
@@ -59,21 +60,21 @@ fn shared_content(text: String) -> Arc<Content> {
             kept: foldhash::HashMap::default(),
         })
     });
-    let hash = foldhash::fast::FixedState::default().hash_one(text.as_str());
+    let hash = foldhash::fast::FixedState::default().hash_one(bytes);
     let repeated = {
         let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
         match cache.kept.get(&hash) {
-            Some(kept) if kept.text == text => return kept.clone(),
+            Some(kept) if kept.text.as_bytes() == bytes => return Some(kept.clone()),
             Some(_) => false,
             None => !cache.seen.insert(hash),
         }
     };
-    let content = Arc::new(Content::new(text));
+    let content = Arc::new(Content::new(std::str::from_utf8(bytes).ok()?.to_owned()));
     if repeated {
         let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        return cache.kept.entry(hash).or_insert(content).clone();
+        return Some(cache.kept.entry(hash).or_insert(content).clone());
     }
-    content
+    Some(content)
 }
 
 /// Parsed bodies of the file texts seen more than once in this process. Cells repeat most of
@@ -253,15 +254,16 @@ impl Content {
 }
 
 impl File {
-    /// A file of `text` shown as `shown`; `share`: its content shared with every other file
-    /// of the same text (false: computed for this file alone, what the cache must equal).
-    pub(super) fn new(shown: String, text: String, share: bool) -> File {
+    /// A file of `bytes` shown as `shown` (None: not UTF-8); `share`: its content shared with
+    /// every other file of the same text (false: computed for this file alone, what the cache
+    /// must equal).
+    pub(super) fn new(shown: String, bytes: &[u8], share: bool) -> Option<File> {
         let content = if share {
-            shared_content(text)
+            shared_content(bytes)?
         } else {
-            Arc::new(Content::new(text))
+            Arc::new(Content::new(std::str::from_utf8(bytes).ok()?.to_owned()))
         };
-        File { shown, content }
+        Some(File { shown, content })
     }
 
     pub(super) fn body(&self) -> Option<&Body> {
@@ -306,14 +308,19 @@ pub(super) struct World {
 /// Reads `rel`, a file of a directory already known to be inside the repository, unless it is
 /// a symlink that leads out of it (`real_root`, the canonical root) or not a regular file.
 fn read_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Option<String> {
+    let bytes = read_bytes_inside(files, real_root, rel)?;
+    String::from_utf8(bytes.as_ref().clone()).ok()
+}
+
+/// [`read_inside`]'s bytes, before any UTF-8 check (the store's, not copied).
+fn read_bytes_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Option<Bytes> {
     if files.kind(rel).ok()? == Kind::Link {
         let real = files.root().join(rel).canonicalize().ok()?;
         return real
             .starts_with(real_root)
-            .then(|| std::fs::read_to_string(&real).ok())?;
+            .then(|| std::fs::read(&real).ok().map(Arc::new))?;
     }
-    let bytes = files.contents(rel)?.ok()?;
-    String::from_utf8(bytes.as_ref().clone()).ok()
+    files.contents(rel)?.ok()
 }
 
 /// `a/b/../c` → `a/c`; None when it climbs above its start.
@@ -367,9 +374,9 @@ fn load_dir(
     let files = names
         .into_iter()
         .filter_map(|name| {
-            let text = read_inside(files, real_root, &rel.join(&name))?;
+            let bytes = read_bytes_inside(files, real_root, &rel.join(&name))?;
             let shown = shown_dir.join(&name).into_string();
-            let file = File::new(shown, text, share);
+            let file = File::new(shown, &bytes, share)?;
             // Without these words a file declares nothing a value can be read from (versions.tf,
             // backend.tf): skip parsing it.
             (file.content.words != 0).then_some(file)
