@@ -83,11 +83,10 @@ fn walk(
     }
 }
 
-/// Whether a line of `text` starts with a marker's run of seven `<`, `|` or `>`: one vectorised
-/// pass over the bytes for the three characters (rare in manifests and Terraform), so that
-/// almost every file is settled without walking its lines.
-fn may_hold_marker(text: &str) -> bool {
-    let bytes = text.as_bytes();
+/// Whether a line of `bytes` starts with a marker's run of seven `<`, `|` or `>`: one vectorised
+/// pass for the three characters (rare in manifests and Terraform), so that almost every file
+/// is settled without checking it is UTF-8 or walking its lines.
+fn may_hold_marker(bytes: &[u8]) -> bool {
     memchr::memchr3_iter(b'<', b'|', b'>', bytes).any(|at| {
         (at == 0 || bytes[at - 1] == b'\n')
             && [OURS_MARKER, BASE_MARKER, THEIRS_MARKER]
@@ -101,12 +100,12 @@ fn scan(files: &FileStore, file: &Utf8Path, cell: Option<&str>, findings: &mut V
     let Ok(bytes) = files.read(file) else {
         return;
     };
+    if !may_hold_marker(&bytes) {
+        return;
+    }
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return;
     };
-    if !may_hold_marker(text) {
-        return;
-    }
     let lines = marker_lines(text);
     let Some(first) = lines.first() else {
         return;
@@ -145,7 +144,7 @@ mod tests {
             "<<<<<<<",
         ] {
             assert!(!marker_lines(text).is_empty(), "{text:?}");
-            assert!(may_hold_marker(text), "{text:?}");
+            assert!(may_hold_marker(text.as_bytes()), "{text:?}");
         }
         for text in [
             "a: |\n  x <<<<<<< y\n",
@@ -154,7 +153,7 @@ mod tests {
             "",
         ] {
             assert!(marker_lines(text).is_empty(), "{text:?}");
-            assert!(!may_hold_marker(text), "{text:?}");
+            assert!(!may_hold_marker(text.as_bytes()), "{text:?}");
         }
     }
 }

@@ -200,7 +200,7 @@ impl Fs {
                 if kind != Kind::File {
                     return Ok(Entry::Missing);
                 }
-                if let Some(rule) = self.ignored(abs, false) {
+                if let Some(rule) = self.ignore.excluded_by(&rel, false) {
                     return Err(BuildError::Ignored {
                         file: file.to_path_buf(),
                         entry: reference.to_string(),
@@ -317,12 +317,23 @@ impl Fs {
 }
 
 /// Whether `rest` is written as `Path` components would give it back: no empty, `.` or `..`
-/// segment (and the root is not `/`, whose strip leaves no leading separator to find).
+/// segment (and the root is not `/`, whose strip leaves no leading separator to find). Only
+/// its dots and a `//` are looked at: this runs for every path a build meets.
 fn is_clean_relative(rest: &str) -> bool {
-    !rest.is_empty()
-        && rest
-            .split('/')
-            .all(|s| !s.is_empty() && s != "." && s != "..")
+    let b = rest.as_bytes();
+    if b.is_empty()
+        || b[0] == b'/'
+        || b[b.len() - 1] == b'/'
+        || memchr::memmem::find(b, b"//").is_some()
+    {
+        return false;
+    }
+    memchr::memchr_iter(b'.', b).all(|i| {
+        if i > 0 && b[i - 1] != b'/' {
+            return true;
+        }
+        !matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..])
+    })
 }
 
 /// A rule leaving a file out of the artifact, for messages.
@@ -358,4 +369,43 @@ pub fn text(bytes: Vec<u8>, path: &Utf8Path) -> Result<String, BuildError> {
         s.drain(..3);
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_relative_paths_by_their_dots_as_by_their_segments() {
+        for path in [
+            "a",
+            "a/b.yaml",
+            ".a",
+            "a/.b",
+            "a..b",
+            "a/...",
+            "..a/b",
+            "a/b.",
+            ".hidden/x",
+            "",
+            ".",
+            "..",
+            "./a",
+            "a/.",
+            "a/./b",
+            "a/../b",
+            "a/..",
+            "/a",
+            "a/",
+            "a//b",
+            "a/.../b",
+        ] {
+            // Below the root, `strip_prefix` drops empty and `.` segments and keeps `..`.
+            let clean = !path.is_empty()
+                && path
+                    .split('/')
+                    .all(|s| !s.is_empty() && s != "." && s != "..");
+            assert_eq!(is_clean_relative(path), clean, "{path:?}");
+        }
+    }
 }
