@@ -23,29 +23,17 @@ pub use meta::is_dns1123;
 use meta::metadata;
 use values::{check, required, unknown};
 
-/// The vendored CRDs (see schemas/flux/README.md for their sources).
-const CRDS: &[(&str, &str)] = &[
-    (
-        "helm.toolkit.fluxcd.io_helmreleases.yaml",
-        include_str!("../../schemas/flux/helm.toolkit.fluxcd.io_helmreleases.yaml"),
-    ),
-    (
-        "kustomize.toolkit.fluxcd.io_kustomizations.yaml",
-        include_str!("../../schemas/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
-    ),
-    (
-        "source.toolkit.fluxcd.io_gitrepositories.yaml",
-        include_str!("../../schemas/flux/source.toolkit.fluxcd.io_gitrepositories.yaml"),
-    ),
-    (
-        "source.toolkit.fluxcd.io_helmrepositories.yaml",
-        include_str!("../../schemas/flux/source.toolkit.fluxcd.io_helmrepositories.yaml"),
-    ),
-    (
-        "source.toolkit.fluxcd.io_ocirepositories.yaml",
-        include_str!("../../schemas/flux/source.toolkit.fluxcd.io_ocirepositories.yaml"),
-    ),
+/// The vendored CRDs (see schemas/flux/README.md for their sources), by file name.
+const CRDS: &[&str] = &[
+    "helm.toolkit.fluxcd.io_helmreleases.yaml",
+    "kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+    "source.toolkit.fluxcd.io_gitrepositories.yaml",
+    "source.toolkit.fluxcd.io_helmrepositories.yaml",
+    "source.toolkit.fluxcd.io_ocirepositories.yaml",
 ];
+
+/// The same CRDs as JSON (one object, file name to CRD), made from the YAML by build.rs.
+const CRDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/flux_crds.json"));
 
 /// Schema keywords this validator knows. Loading fails on any other, so a refreshed CRD that
 /// uses a new keyword cannot be half-checked without notice.
@@ -277,8 +265,12 @@ impl Schemas {
 
     fn load() -> Result<Schemas, String> {
         let mut crds = BTreeMap::new();
-        for (file, text) in CRDS {
-            let crd: Value = yaml_serde::from_str(text).map_err(|e| format!("{file}: {e}"))?;
+        let mut all: serde_json::Map<String, Value> =
+            serde_json::from_str(CRDS_JSON).map_err(|e| format!("flux_crds.json: {e}"))?;
+        for &file in CRDS {
+            let crd = all
+                .remove(file)
+                .ok_or(format!("{file}: not among the vendored CRDs"))?;
             let group = crd
                 .pointer("/spec/group")
                 .and_then(Value::as_str)

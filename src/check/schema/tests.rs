@@ -166,3 +166,37 @@ fn remembered_results_are_the_validation() {
         );
     }
 }
+
+/// build.rs's JSON holds what the vendored YAML says, value for value (and nothing else).
+#[test]
+fn the_built_json_is_the_vendored_yaml() {
+    let yaml: &[(&str, &str)] = &[
+        (
+            "helm.toolkit.fluxcd.io_helmreleases.yaml",
+            include_str!("../../../schemas/flux/helm.toolkit.fluxcd.io_helmreleases.yaml"),
+        ),
+        (
+            "kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+            include_str!("../../../schemas/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
+        ),
+        (
+            "source.toolkit.fluxcd.io_gitrepositories.yaml",
+            include_str!("../../../schemas/flux/source.toolkit.fluxcd.io_gitrepositories.yaml"),
+        ),
+        (
+            "source.toolkit.fluxcd.io_helmrepositories.yaml",
+            include_str!("../../../schemas/flux/source.toolkit.fluxcd.io_helmrepositories.yaml"),
+        ),
+        (
+            "source.toolkit.fluxcd.io_ocirepositories.yaml",
+            include_str!("../../../schemas/flux/source.toolkit.fluxcd.io_ocirepositories.yaml"),
+        ),
+    ];
+    let built: serde_json::Map<String, Value> = serde_json::from_str(CRDS_JSON).unwrap();
+    assert_eq!(built.len(), yaml.len());
+    assert_eq!(CRDS.len(), yaml.len());
+    for (file, text) in yaml {
+        let parsed: Value = yaml_serde::from_str(text).unwrap();
+        assert_eq!(built.get(*file), Some(&parsed), "{file}");
+    }
+}
