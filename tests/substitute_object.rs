@@ -8,7 +8,7 @@ use cellgen::substitute::{
 use serde_json::json;
 
 fn vars(pairs: &[(&str, &str)]) -> Vars {
-    Vars(
+    Vars::new(
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -118,7 +118,7 @@ fn var_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
             if bad {
                 vars.insert("1bad".to_string(), "v".to_string());
             }
-            cellgen::substitute::Vars(vars)
+            cellgen::substitute::Vars::new(vars)
         });
     prop::collection::vec(one, 1..8)
 }
@@ -198,7 +198,7 @@ fn word_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        cellgen::substitute::Vars(vars)
+        cellgen::substitute::Vars::new(vars)
     });
     prop::collection::vec(one, 2..10)
 }

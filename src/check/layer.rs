@@ -168,7 +168,11 @@ pub fn check_layer(
     }
 
     let vars = &rendered.vars;
-    if let Some(bad) = vars.0.keys().find(|k| !crate::keys::is_valid_key_name(k)) {
+    if let Some(bad) = vars
+        .map()
+        .keys()
+        .find(|k| !crate::keys::is_valid_key_name(k))
+    {
         let line = at(cx, &["spec", "postBuild", "substitute", bad], None);
         findings.push(Finding::error(
             "invalid-key-name",
@@ -264,7 +268,7 @@ fn check_object(
             continue;
         }
         let (file, line) = cx.sources.locate(resource, &format!("${{{}", r.name));
-        let hint = suggest::hint(&r.name, vars.0.keys().map(String::as_str));
+        let hint = suggest::hint(&r.name, vars.map().keys().map(String::as_str));
         let shell = if is_shell_style(&r.name) {
             format!(
                 " If `{}` is for a shell or the application rather than Flux, write `$${{{}}}`: Flux turns `$${{...}}` into `${{...}}` and leaves it.",

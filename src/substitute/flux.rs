@@ -2,6 +2,7 @@
 //! `kustomize/kustomize_varsub.go` (`SubstituteVariables`, `LoadVariables`, `varSubstitution`).
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -25,18 +26,56 @@ pub struct PostBuild {
 }
 
 /// The merged variable map (`LoadVariables` + the inline overrides).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Vars(pub BTreeMap<String, String>);
+#[derive(Clone, Default)]
+pub struct Vars {
+    map: BTreeMap<String, String>,
+    /// The first name Flux refuses ([`is_valid_var_name`]), found at the first substitution:
+    /// a layer's objects all ask the same variables.
+    first_invalid: OnceLock<Option<String>>,
+}
+
+impl std::fmt::Debug for Vars {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Vars").field(&self.map).finish()
+    }
+}
+
+impl PartialEq for Vars {
+    fn eq(&self, other: &Vars) -> bool {
+        self.map == other.map
+    }
+}
+
+impl Eq for Vars {}
 
 impl Vars {
+    pub fn new(map: BTreeMap<String, String>) -> Vars {
+        Vars {
+            map,
+            first_invalid: OnceLock::new(),
+        }
+    }
+
+    /// The variables, by name.
+    pub fn map(&self) -> &BTreeMap<String, String> {
+        &self.map
+    }
+
     /// A variable's value, if present.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
+        self.map.get(name).map(String::as_str)
+    }
+
+    /// The first variable name (in name order) Flux refuses to substitute.
+    pub fn first_invalid_name(&self) -> Option<&str> {
+        self.first_invalid
+            .get_or_init(|| self.map.keys().find(|k| !is_valid_var_name(k)).cloned())
+            .as_deref()
     }
 
     /// Whether no variable at all is defined.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.map.is_empty()
     }
 }
 
@@ -75,7 +114,7 @@ impl PostBuild {
         for (k, v) in self.substitute {
             vars.insert(k, without_newlines(v));
         }
-        Vars(vars)
+        Vars::new(vars)
     }
 
     /// The options this post-build implies.
@@ -118,8 +157,10 @@ pub fn substitute_object(
     if substitution_disabled(obj) || (vars.is_empty() && !opts.strategy_always) {
         return Ok(obj.clone());
     }
-    if let Some(bad) = vars.0.keys().find(|k| !is_valid_var_name(k)) {
-        return Err(SubstError::InvalidVarName { name: bad.clone() });
+    if let Some(bad) = vars.first_invalid_name() {
+        return Err(SubstError::InvalidVarName {
+            name: bad.to_string(),
+        });
     }
     let yaml = to_flux_yaml(obj);
     let lookup = |name: &str| vars.get(name).map(str::to_owned);

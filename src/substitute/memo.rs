@@ -9,6 +9,7 @@
 //! text. An object with no `${...}` makes no look-up, so all cells share one result.
 
 use std::cell::RefCell;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -17,8 +18,7 @@ use serde_json::Value;
 use super::flux::{read_back, substitution_disabled};
 use super::parse::Node;
 use super::{
-    Analysis, Compiled, SubstError, SubstituteOptions, Vars, analyze, eval, is_valid_var_name,
-    lossy, to_flux_yaml,
+    Analysis, Compiled, SubstError, SubstituteOptions, Vars, analyze, eval, lossy, to_flux_yaml,
 };
 use crate::kustomize::yaml::holes::{Hole, fill, with_holes};
 
@@ -30,6 +30,11 @@ const KEPT: usize = 32;
 struct Memo {
     strict: bool,
     lookups: Vec<(String, Option<String>)>,
+    /// [`names_hash`] and [`answers_hash`] of `lookups`: a caller whose variables answer these
+    /// names with another hash is passed over without comparing strings (an object unique to
+    /// each cell is asked about every remembered result, and answered by none).
+    names_hash: u64,
+    answers_hash: u64,
     /// Shared with every caller it answers: cells hold it, not a copy.
     result: Result<Arc<Value>, SubstError>,
 }
@@ -100,26 +105,33 @@ impl Prepared {
         if self.disabled || (vars.is_empty() && !opts.strategy_always) {
             return Ok(Arc::new(object.clone()));
         }
-        if let Some(bad) = vars.0.keys().find(|k| !is_valid_var_name(k)) {
-            return Err(SubstError::InvalidVarName { name: bad.clone() });
+        if let Some(bad) = vars.first_invalid_name() {
+            return Err(SubstError::InvalidVarName {
+                name: bad.to_string(),
+            });
         }
         {
             let memos = self.lock();
-            // The remembered results mostly ask the same few names: each is looked up once.
-            let mut answers: Vec<(&str, Option<&str>)> = Vec::new();
+            // The remembered results mostly ask the same names: their answers are hashed once
+            // per list of names. The hash only passes over; the answers decide.
+            let mut hashed: Vec<(u64, u64)> = Vec::new();
             let found = memos.iter().find(|m| {
-                m.strict == opts.strict
-                    && m.lookups.iter().all(|(name, expected)| {
-                        let answer = match answers.iter().find(|(n, _)| *n == name.as_str()) {
-                            Some(&(_, a)) => a,
-                            None => {
-                                let a = vars.get(name);
-                                answers.push((name.as_str(), a));
-                                a
-                            }
-                        };
-                        answer == expected.as_deref()
-                    })
+                if m.strict != opts.strict {
+                    return false;
+                }
+                let answers = match hashed.iter().find(|(names, _)| *names == m.names_hash) {
+                    Some(&(_, answers)) => answers,
+                    None => {
+                        let names = m.lookups.iter().map(|(name, _)| name.as_str());
+                        let answers = answers_hash(m.strict, names.map(|n| (n, vars.get(n))));
+                        hashed.push((m.names_hash, answers));
+                        answers
+                    }
+                };
+                answers == m.answers_hash
+                    && m.lookups
+                        .iter()
+                        .all(|(name, expected)| vars.get(name) == expected.as_deref())
             });
             if let Some(m) = found {
                 return m.result.clone();
@@ -152,9 +164,17 @@ impl Prepared {
         if memos.len() == KEPT {
             memos.remove(0);
         }
+        let lookups = lookups.into_inner();
         memos.push(Memo {
             strict: opts.strict,
-            lookups: lookups.into_inner(),
+            names_hash: names_hash(lookups.iter().map(|(name, _)| name.as_str())),
+            answers_hash: answers_hash(
+                opts.strict,
+                lookups
+                    .iter()
+                    .map(|(name, a)| (name.as_str(), a.as_deref())),
+            ),
+            lookups,
             result: result.clone(),
         });
         result
@@ -164,6 +184,24 @@ impl Prepared {
         // A panic elsewhere cannot leave a half-written entry: pushes are whole.
         self.memos.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// A hash of the names a result looked up, in order.
+fn names_hash<'a>(names: impl Iterator<Item = &'a str>) -> u64 {
+    let mut hasher = foldhash::fast::FixedState::default().build_hasher();
+    names.for_each(|name| name.hash(&mut hasher));
+    hasher.finish()
+}
+
+/// A hash of the look-ups (name, answer) in order, and of strictness.
+fn answers_hash<'a>(
+    strict: bool,
+    lookups: impl Iterator<Item = (&'a str, Option<&'a str>)>,
+) -> u64 {
+    let mut hasher = foldhash::fast::FixedState::default().build_hasher();
+    strict.hash(&mut hasher);
+    lookups.for_each(|lookup| lookup.hash(&mut hasher));
+    hasher.finish()
 }
 
 /// Marks the placeholders of a [`Template`]; a text holding it gets no template.
@@ -371,7 +409,7 @@ mod tests {
     use serde_json::json;
 
     fn vars(pairs: &[(&str, &str)]) -> Vars {
-        Vars(
+        Vars::new(
             pairs
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
