@@ -290,7 +290,7 @@ impl FileStore {
     }
 
     fn open(&self, rel: &Utf8Path) -> Opened {
-        let path = self.root.join(rel);
+        let path = crate::paths::join(&self.root, rel);
         self.opens.fetch_add(1, Ordering::Relaxed);
         match open_nofollow(&path) {
             Ok(mut file) => match file.metadata() {

@@ -158,7 +158,7 @@ fn walk_listed(
     }
     for (name, kind) in listing.entries() {
         let name = crate::paths::entry_name(dir, name)?.to_owned();
-        let rel = dir.join(&name);
+        let rel = crate::paths::join(dir, &name);
         let kind = kind.map_err(|source| CellgenError::Read {
             path: root.join(&rel),
             source,
