@@ -141,7 +141,7 @@ impl Fs {
                 "it is an absolute path, and Flux builds from a copy of the repository",
             ));
         }
-        let abs = normalize(&dir.join(entry));
+        let abs = joined_normalized(dir, entry);
         if !abs.starts_with(&self.root) {
             return Err(outside("it leaves the repository root"));
         }
@@ -316,6 +316,21 @@ impl Fs {
     }
 }
 
+/// `normalize(dir.join(entry))`, without taking the path apart when `dir` is normal already
+/// and `entry` is a plain relative path (what almost every kustomization lists).
+fn joined_normalized(dir: &Utf8Path, entry: &str) -> Utf8PathBuf {
+    let normal_dir = dir.as_str() == "/"
+        || dir
+            .as_str()
+            .strip_prefix('/')
+            .is_some_and(is_clean_relative);
+    if normal_dir && is_clean_relative(entry) {
+        crate::paths::join(dir, entry)
+    } else {
+        normalize(&dir.join(entry))
+    }
+}
+
 /// Whether `rest` is written as `Path` components would give it back: no empty, `.` or `..`
 /// segment (and the root is not `/`, whose strip leaves no leading separator to find). Only
 /// its dots and a `//` are looked at: this runs for every path a build meets.
@@ -374,6 +389,24 @@ pub fn text(bytes: Vec<u8>, path: &Utf8Path) -> Result<String, BuildError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_normalized_is_normalize_of_the_join() {
+        let paths = [
+            "", ".", "..", "a", "a/b.yaml", "./a", "a/./b", "a/../b", "../a", "a//b", "a/", "/x",
+            ".a/b", "a..b/c",
+        ];
+        for dir in [
+            "/", "/r", "/r/a", "/r/./a", "/r/../a", "/r//a", "/r/a/", "r/a", "",
+        ] {
+            for entry in paths {
+                let dir = Utf8Path::new(dir);
+                let expected = normalize(&dir.join(entry));
+                let got = joined_normalized(dir, entry);
+                assert_eq!(got.as_str(), expected.as_str(), "{dir:?} {entry:?}");
+            }
+        }
+    }
 
     #[test]
     fn clean_relative_paths_by_their_dots_as_by_their_segments() {

@@ -18,6 +18,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 use super::BuildError;
 use super::source::{Kind, Source};
 
+mod index;
+
 pub const IGNORE_FILE: &str = ".sourceignore";
 const EXCLUDE_VCS: &str = ".git/,.gitignore,.gitmodules,.gitattributes";
 const EXCLUDE_EXT: &str = "*.jpg,*.jpeg,*.gif,*.png,*.wmv,*.flv,*.tar.gz,*.zip";
@@ -216,9 +218,18 @@ impl Pattern {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Matcher {
     patterns: Vec<Pattern>,
+    /// `patterns` by the names they match (made from them: equal patterns, equal indexes).
+    index: index::Index,
 }
 
 impl Matcher {
+    fn new(patterns: Vec<Pattern>) -> Matcher {
+        Matcher {
+            index: index::Index::new(&patterns),
+            patterns,
+        }
+    }
+
     /// Whether any pattern re-includes paths (`!...`).
     pub fn has_inclusions(&self) -> bool {
         self.patterns.iter().any(|p| p.inclusion)
@@ -226,6 +237,14 @@ impl Matcher {
 
     /// The pattern that excludes `rel` (repository-relative) from the artifact, if one does.
     pub fn excluded_by(&self, rel: &Utf8Path, is_dir: bool) -> Option<&Pattern> {
+        let parts = components(rel.as_str());
+        let last = &self.patterns[self.index.last_match(&self.patterns, &parts, is_dir)?];
+        (!last.inclusion).then_some(last)
+    }
+
+    /// [`Matcher::excluded_by`] by trying each pattern from the last (what the index answers).
+    #[cfg(test)]
+    fn excluded_by_each(&self, rel: &Utf8Path, is_dir: bool) -> Option<&Pattern> {
         let parts = components(rel.as_str());
         self.patterns
             .iter()
@@ -279,7 +298,7 @@ pub fn load(source: &Source, root: &Utf8Path) -> Result<Matcher, BuildError> {
         }
     }
     patterns.extend(found);
-    Ok(Matcher { patterns })
+    Ok(Matcher::new(patterns))
 }
 
 /// sourceignore.LoadIgnorePatterns: this directory's file, then each sub-directory's (in
@@ -700,6 +719,35 @@ mod tests {
                     go_match(&p.parts[0], name.as_bytes())
                 );
             }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_index_finds_the_pattern_each_pattern_tried_finds(
+            lines in proptest::collection::vec(
+                "!?(/|\\*\\*/)?(a|b|ab|\\*|\\*b|a\\*|\\?b|\\[ab\\]|\\.git)(/(a|b|\\*|\\*\\*))?/?",
+                0..8,
+            ),
+            scoped in proptest::collection::vec(0usize..3, 0..8),
+            path in "(a|b|ab|bb|\\.git|x)(/(a|b|ab|bb|\\.git|x)){0,3}",
+            is_dir: bool,
+        ) {
+            let domains: [&[Vec<u8>]; 3] = [&[], &[b"a".to_vec()], &[b"a".to_vec(), b"b".to_vec()]];
+            let patterns = lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    let domain = domains[scoped.get(i).copied().unwrap_or(0)];
+                    Pattern::parse(l.as_bytes(), domain, Origin::Default)
+                })
+                .collect();
+            let m = Matcher::new(patterns);
+            let path = Utf8Path::new(&path);
+            proptest::prop_assert_eq!(
+                m.excluded_by(path, is_dir).map(|p| &p.text),
+                m.excluded_by_each(path, is_dir).map(|p| &p.text)
+            );
         }
     }
 
