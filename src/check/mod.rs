@@ -48,15 +48,19 @@ pub struct CheckOptions {
 }
 
 pub fn run(repo: &Repo, catalog: &Catalog, options: &CheckOptions) -> Result<Report, CellgenError> {
-    run_observed(repo, catalog, options, &mut |_, _, _| {})
+    run_observed(repo, catalog, options, None)
 }
 
-/// `run`, telling `on_cell(done, total, cell)` before each cell is checked (for a progress bar).
+/// Told `(done, total, cell)` as each cell starts; None when no one is watching.
+pub type OnCell<'a> = Option<&'a mut dyn FnMut(usize, usize, &str)>;
+
+/// `run`, telling `on_cell(done, total, cell)` before each cell is checked (for a progress bar;
+/// None when nothing is shown, and the workers then tell nothing).
 pub fn run_observed(
     repo: &Repo,
     catalog: &Catalog,
     options: &CheckOptions,
-    on_cell: &mut dyn FnMut(usize, usize, &str),
+    on_cell: OnCell<'_>,
 ) -> Result<Report, CellgenError> {
     // Every reader of the command asks one store: each file is opened once.
     let files = Arc::new(FileStore::new(&repo.root));
@@ -70,7 +74,7 @@ pub fn run_reading(
     catalog: &Catalog,
     options: &CheckOptions,
     files: &Arc<FileStore>,
-    on_cell: &mut dyn FnMut(usize, usize, &str),
+    on_cell: OnCell<'_>,
 ) -> Result<Report, CellgenError> {
     let all = repo.cells()?;
     for name in &options.cells {
@@ -170,14 +174,17 @@ fn check_cells(
     files: &Arc<FileStore>,
     cache: &BuildCache,
     cells: &[String],
-    on_cell: &mut dyn FnMut(usize, usize, &str),
+    on_cell: OnCell<'_>,
 ) -> Vec<CellChecked> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(cells.len())
         .max(1);
     let next = AtomicUsize::new(0);
+    // Cells started, for `on_cell`: a message and a wake-up of the caller's thread per cell,
+    // so none without an observer.
     let (started, starts) = mpsc::channel::<usize>();
+    let started = on_cell.is_some().then_some(started);
     let mut results: Vec<Option<CellChecked>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
@@ -189,8 +196,10 @@ fn check_cells(
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(cell) = cells.get(i) else { break };
-                        // The receiver lives until every worker ends.
-                        let _ = started.send(i);
+                        if let Some(started) = &started {
+                            // The receiver lives until every worker ends.
+                            let _ = started.send(i);
+                        }
                         done.push((
                             i,
                             check_cell(repo, catalog, options, files, cache, &mut sources, cell),
@@ -202,8 +211,10 @@ fn check_cells(
             .collect();
         drop(started);
         // Progress is told here, on the caller's thread, as cells start.
-        for (n, i) in starts.iter().enumerate() {
-            on_cell(n, cells.len(), &cells[i]);
+        if let Some(on_cell) = on_cell {
+            for (n, i) in starts.iter().enumerate() {
+                on_cell(n, cells.len(), &cells[i]);
+            }
         }
         let mut results: Vec<Option<CellChecked>> = cells.iter().map(|_| None).collect();
         for worker in workers {

@@ -24,9 +24,11 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
         ends_process: true,
     };
     let progress = crate::progress::Progress::new("cells", args.format != CheckFormat::Json);
-    let report = check::run_observed(&repo, &catalog, &options, &mut |done, total, cell| {
-        progress.step(done, total, cell)
-    })?;
+    let mut step = |done, total, cell: &str| progress.step(done, total, cell);
+    let on_cell = progress
+        .is_shown()
+        .then_some(&mut step as &mut dyn FnMut(usize, usize, &str));
+    let report = check::run_observed(&repo, &catalog, &options, on_cell)?;
     progress.finish();
     let output = match args.format {
         CheckFormat::Text => crate::color::check_report(&report.to_text()),

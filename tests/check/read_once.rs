@@ -27,7 +27,7 @@ fn check_opens_each_file_once() {
         ends_process: false,
     };
     let files = Arc::new(FileStore::new(&repo.root));
-    let report = check::run_reading(&repo, &catalog, &options, &files, &mut |_, _, _| {}).unwrap();
+    let report = check::run_reading(&repo, &catalog, &options, &files, None).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     let opened = files.paths();
     // Every file of each cell was read (the scan reads them all; the others share its reads).
@@ -48,7 +48,7 @@ fn check_opens_each_file_once() {
     assert_eq!(files.opens(), opened.len(), "{opened:?}");
     // A second check with its own store opens the same files again, once each.
     let again = Arc::new(FileStore::new(&repo.root));
-    check::run_reading(&repo, &catalog, &options, &again, &mut |_, _, _| {}).unwrap();
+    check::run_reading(&repo, &catalog, &options, &again, None).unwrap();
     assert_eq!(again.paths(), opened);
     assert_eq!(again.opens(), opened.len());
 }
