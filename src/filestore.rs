@@ -70,17 +70,22 @@ pub struct Listing {
     pub opened: bool,
     entries: Vec<(OsString, Result<Kind, Failure>)>,
     error: Option<Failure>,
-    /// The names of a long listing, to tell one is not there without a scan (`cells/` lists
-    /// every cell); a short one is scanned.
-    long: Option<std::collections::HashSet<OsString, foldhash::fast::RandomState>>,
+    /// The names of a long listing and where each is in `entries`, to find one without a
+    /// scan (`cells/` lists every cell); a short one is scanned.
+    long: Option<std::collections::HashMap<OsString, usize, foldhash::fast::RandomState>>,
 }
 
 impl Listing {
-    fn holds(&self, name: &str) -> bool {
+    /// Where `name` is in `entries`.
+    fn position(&self, name: &str) -> Option<usize> {
         match &self.long {
-            Some(names) => names.contains(std::ffi::OsStr::new(name)),
-            None => self.names().any(|n| n == name),
+            Some(names) => names.get(std::ffi::OsStr::new(name)).copied(),
+            None => self.names().position(|n| n == name),
         }
+    }
+
+    fn holds(&self, name: &str) -> bool {
+        self.position(name).is_some()
     }
 }
 
@@ -283,6 +288,23 @@ impl FileStore {
         })
     }
 
+    /// The kind of `rel` as its directory's listing (when listed already) has it.
+    fn kind_in_listing(&self, rel: &Utf8Path) -> Option<Kind> {
+        let (parent, name) = rel.as_str().rsplit_once('/').unwrap_or(("", rel.as_str()));
+        if name.is_empty() || name == "." || name == ".." || parent.ends_with('/') {
+            return None;
+        }
+        let listing = self
+            .existing_slot(Utf8Path::new(parent))?
+            .listed
+            .get()?
+            .clone();
+        if !listing.opened || listing.error.is_some() {
+            return None;
+        }
+        listing.entries[listing.position(name)?].1.clone().ok()
+    }
+
     fn existing_slot(&self, rel: &Utf8Path) -> Option<Arc<Slot>> {
         let key = rel.as_str();
         let shard = self.hasher.hash_one(key) as usize % SHARDS;
@@ -406,7 +428,12 @@ impl FileStore {
             return opened.kind.clone().map_err(|f| f.error());
         }
         slot.lstat
-            .get_or_init(|| lstat(&self.root.join(rel)).map_err(|e| Failure::of(&e)))
+            .get_or_init(|| match self.kind_in_listing(rel) {
+                // The listing's kind is the entry's own (`d_type`, or `lstat` where the file
+                // system gives none): what `lstat` would say.
+                Some(kind) => Ok(kind),
+                None => lstat(&crate::paths::join(&self.root, rel)).map_err(|e| Failure::of(&e)),
+            })
             .clone()
             .map_err(|f| f.error())
     }
@@ -494,7 +521,13 @@ fn list(dir: &Utf8Path) -> Listing {
         }
     }
     if listing.entries.len() > 32 {
-        listing.long = Some(listing.names().cloned().collect());
+        listing.long = Some(
+            listing
+                .names()
+                .enumerate()
+                .map(|(i, name)| (name.clone(), i))
+                .collect(),
+        );
     }
     listing
 }

@@ -258,3 +258,46 @@ fn a_listed_directory_answers_for_names_it_lacks() {
     );
     assert_eq!(store.opens(), 2);
 }
+
+/// A directory's listing answers `lstat` for its entries as `lstat` does, in a short listing
+/// and a long one (found by name), and the listing is read without following links.
+#[test]
+fn lstat_from_a_listing_answers_as_lstat() {
+    let (_dir, root) = tempdir();
+    std::fs::create_dir_all(root.join("long")).unwrap();
+    for i in 0..40 {
+        std::fs::create_dir(root.join(format!("long/d{i}"))).unwrap();
+    }
+    std::fs::write(root.join("long/f"), "").unwrap();
+    std::fs::create_dir(root.join("d")).unwrap();
+    std::fs::write(root.join("f"), "").unwrap();
+    let mut paths = vec![
+        "d",
+        "f",
+        "long/d7",
+        "long/f",
+        "long/missing",
+        "missing",
+        "f/under",
+    ];
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("d", root.join("link-dir")).unwrap();
+        std::os::unix::fs::symlink("d7", root.join("long/link")).unwrap();
+        std::os::unix::fs::symlink("nowhere", root.join("dangling")).unwrap();
+        paths.extend(["link-dir", "long/link", "dangling"]);
+    }
+    let listed = FileStore::new(&root);
+    assert!(listed.list(Utf8Path::new("")).opened);
+    assert!(listed.list(Utf8Path::new("long")).opened);
+    let asked = FileStore::new(&root);
+    for rel in paths {
+        let rel = Utf8Path::new(rel);
+        let (from_listing, from_lstat) = (listed.lstat(rel), asked.lstat(rel));
+        match (&from_listing, &from_lstat) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{rel}"),
+            (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{rel}"),
+            _ => panic!("{rel}: {from_listing:?} against {from_lstat:?}"),
+        }
+    }
+}
