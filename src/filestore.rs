@@ -252,15 +252,23 @@ impl FileStore {
     /// `f` of the slot of `rel`, opened when first asked for.
     fn with_opened<T>(&self, rel: &Utf8Path, f: impl FnOnce(&Slot, &Opened) -> T) -> T {
         let slot = self.slot(rel);
-        let opened = slot
-            .opened
-            .get_or_init(|| match self.missing_in_listing(rel) {
-                Some(missing) => {
+        let opened = slot.opened.get_or_init(|| {
+            let listed = self.missing_in_listing(rel).or_else(|| {
+                // A directory is only asked what it is (it is listed, never read): its
+                // directory's listing says so without an open, an `fstat` and a close.
+                (self.kind_in_listing(rel) == Some(Kind::Dir)).then_some(Opened {
+                    kind: Ok(Kind::Dir),
+                    contents: None,
+                })
+            });
+            match listed {
+                Some(opened) => {
                     slot.by_listing.store(true, Ordering::Relaxed);
-                    missing
+                    opened
                 }
                 None => self.open(rel),
-            });
+            }
+        });
         f(&slot, opened)
     }
 

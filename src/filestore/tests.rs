@@ -259,8 +259,8 @@ fn a_listed_directory_answers_for_names_it_lacks() {
     assert_eq!(store.opens(), 2);
 }
 
-/// A directory's listing answers `lstat` for its entries as `lstat` does, in a short listing
-/// and a long one (found by name), and the listing is read without following links.
+/// A directory's listing answers `lstat` and what a path is for its entries as asking does, in
+/// a short listing and a long one (found by name), without opening the directories.
 #[test]
 fn lstat_from_a_listing_answers_as_lstat() {
     let (_dir, root) = tempdir();
@@ -299,5 +299,24 @@ fn lstat_from_a_listing_answers_as_lstat() {
             (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{rel}"),
             _ => panic!("{rel}: {from_listing:?} against {from_lstat:?}"),
         }
+        // What a path is, and its contents, the same with the listing as with an open.
+        match (listed.kind(rel), asked.kind(rel)) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{rel}"),
+            (a, b) => assert_eq!(a.map_err(|e| e.kind()), b.map_err(|e| e.kind()), "{rel}"),
+        }
+        let contents = |store: &FileStore| store.contents(rel).map(|r| r.map_err(|e| e.kind()));
+        assert_eq!(contents(&listed), contents(&asked), "{rel}");
+        let read = |store: &FileStore| store.read(rel).map_err(|e| e.kind());
+        assert_eq!(read(&listed), read(&asked), "{rel}");
     }
+    // The directories were told by the listings, not opened (the links and files were).
+    let opened = listed.paths();
+    for dir in ["d", "long/d7"] {
+        assert!(
+            !opened.contains(&Utf8PathBuf::from(dir)),
+            "{dir} in {opened:?}"
+        );
+        assert!(asked.paths().contains(&Utf8PathBuf::from(dir)), "{dir}");
+    }
+    assert!(opened.contains(&Utf8PathBuf::from("long/f")), "{opened:?}");
 }
