@@ -276,6 +276,24 @@ impl FileStore {
     /// walk lists every directory before the builds probe the names a kustomization file may
     /// have. None when the directory was not listed (or not fully).
     fn missing_in_listing(&self, rel: &Utf8Path) -> Option<Opened> {
+        let (listing, name) = self.parent_listing(rel)?;
+        if listing.holds(name) {
+            return None;
+        }
+        Some(Opened {
+            kind: Ok(Kind::Missing),
+            contents: Some(Err(not_found())),
+        })
+    }
+
+    /// The kind of `rel` as its directory's listing (when listed already) has it.
+    fn kind_in_listing(&self, rel: &Utf8Path) -> Option<Kind> {
+        let (listing, name) = self.parent_listing(rel)?;
+        listing.entries[listing.position(name)?].1.clone().ok()
+    }
+
+    /// The whole listing of `rel`'s directory, when it was listed already, and `rel`'s name.
+    fn parent_listing<'r>(&self, rel: &'r Utf8Path) -> Option<(Arc<Listing>, &'r str)> {
         // Only the text `join` gives, `parent/name` (or a name at the root).
         let (parent, name) = rel.as_str().rsplit_once('/').unwrap_or(("", rel.as_str()));
         if name.is_empty() || name == "." || name == ".." || parent.ends_with('/') {
@@ -286,31 +304,7 @@ impl FileStore {
             .listed
             .get()?
             .clone();
-        if !listing.opened || listing.error.is_some() || listing.holds(name) {
-            return None;
-        }
-        let failure = not_found();
-        Some(Opened {
-            kind: Ok(Kind::Missing),
-            contents: Some(Err(failure)),
-        })
-    }
-
-    /// The kind of `rel` as its directory's listing (when listed already) has it.
-    fn kind_in_listing(&self, rel: &Utf8Path) -> Option<Kind> {
-        let (parent, name) = rel.as_str().rsplit_once('/').unwrap_or(("", rel.as_str()));
-        if name.is_empty() || name == "." || name == ".." || parent.ends_with('/') {
-            return None;
-        }
-        let listing = self
-            .existing_slot(Utf8Path::new(parent))?
-            .listed
-            .get()?
-            .clone();
-        if !listing.opened || listing.error.is_some() {
-            return None;
-        }
-        listing.entries[listing.position(name)?].1.clone().ok()
+        (listing.opened && listing.error.is_none()).then_some((listing, name))
     }
 
     fn existing_slot(&self, rel: &Utf8Path) -> Option<Arc<Slot>> {
