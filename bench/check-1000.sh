@@ -106,6 +106,23 @@ bytes=$("$reader" "$work/inputs")
 read -r read_wall read_cpu < <(timed "$reader" "$work/inputs")
 read -r check_wall check_cpu < <(timed "$cellgen" -C "$repo" check)
 
+# check / reading, run by run: the two alternate, and the median of the pairs' ratios is taken
+# (a shared machine's speed drifts between two series of runs; within a pair much less).
+paired() {
+  local out=$work/time.txt i r c
+  for ((i = 0; i < RUNS; i++)); do
+    /usr/bin/time -f '%e %U %S' -o "$out" "$reader" "$work/inputs" >/dev/null 2>&1 || true
+    r=$(awk '{printf "%s %.3f", $1, $2 + $3}' "$out")
+    /usr/bin/time -f '%e %U %S' -o "$out" "$cellgen" -C "$repo" check >/dev/null 2>&1 || true
+    c=$(awk '{printf "%s %.3f", $1, $2 + $3}' "$out")
+    echo "$r $c"
+  done | awk '{printf "%.4f %.4f\n", ($4 / $2), ($3 / $1)}' >"$work/pairs"
+  local mid=$(((RUNS + 1) / 2))
+  echo "$(sort -n -k1 "$work/pairs" | awk -v m="$mid" 'NR == m {print $1}')" \
+    "$(sort -n -k2 "$work/pairs" | awk -v m="$mid" 'NR == m {print $2}')"
+}
+read -r pair_cpu pair_wall < <(paired)
+
 # (c) kubectl kustomize on a sample of layers: one overlay per layer (spec.path +
 # spec.components), inside the repository (kustomize refuses absolute resource paths).
 overlays=$repo/.bench-overlays
@@ -144,6 +161,7 @@ row "(b) cellgen check" "$check_wall" "$check_cpu"
 printf '%-52s %9.3f %9.3f %12s %12.3f\n' "(c) kubectl kustomize, $sampled layers" "$kubectl_wall" \
   "$kubectl_cpu" "" "$(ms "$kubectl_cpu" "$sampled")"
 printf '%-52s %9.1fx\n' "check cpu / reading cpu" "$(echo "$check_cpu / $read_cpu" | bc -l)"
+printf '%-52s %9.1fx %9.1fx\n' "  the same, alternating (median of pairs: cpu, wall)" "$pair_cpu" "$pair_wall"
 printf '%-52s %9.1fx\n' "check cpu / check wall (cores used)" "$(echo "$check_cpu / $check_wall" | bc -l)"
 printf '%-52s %9.0fx\n' "kubectl cpu per layer / check cpu per layer" \
   "$(echo "($kubectl_cpu / $sampled) / ($check_cpu / $layers)" | bc -l)"
