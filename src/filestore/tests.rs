@@ -61,17 +61,7 @@ fn answers_as_direct_reads() {
         for rel in &paths {
             let rel = Utf8Path::new(rel);
             let abs = root.join(rel);
-            let lstat = std::fs::symlink_metadata(&abs).map(|m| {
-                if m.file_type().is_symlink() {
-                    Kind::Link
-                } else if m.is_dir() {
-                    Kind::Dir
-                } else if m.is_file() {
-                    Kind::File
-                } else {
-                    Kind::Other
-                }
-            });
+            let lstat = std::fs::symlink_metadata(&abs).map(|m| Kind::of(m.file_type()));
             let kind = store.kind(rel);
             match lstat {
                 Ok(k) => assert_eq!(kind.unwrap(), k, "{rel}"),

@@ -603,6 +603,14 @@ impl Source {
     }
 }
 
+/// Writes `text` to `rel` under `root` for a test, making the directories on the way.
+#[cfg(test)]
+pub(crate) fn write_for_test(root: &Utf8Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().expect("a file below the root")).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// Runs git in `root` with a fixed identity for a test, failing it when git fails.
 #[cfg(test)]
 pub(crate) fn git_for_test(root: &Utf8Path, args: &[&str]) -> String {

@@ -7,14 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{BuildCache, load_cell, render_layers_reusing};
-use crate::kustomize::source::{GitTree, Source, git_for_test as git};
+use crate::kustomize::source::{GitTree, Source, git_for_test as git, write_for_test as write};
 use crate::kustomize::{FluxFields, Mode};
-
-fn write(root: &Utf8Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
 
 const LAYER: &str = "apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization

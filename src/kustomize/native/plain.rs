@@ -173,6 +173,7 @@ fn inputs(fs: &Fs, dir: &Utf8Path, flux: &FluxFields) -> Option<Inputs> {
 mod tests {
     use super::super::{build, build_dir};
     use super::*;
+    use crate::kustomize::source::write_for_test as write;
 
     const LAYER: &str = "apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -185,12 +186,6 @@ spec:
     kind: GitRepository
     name: flux-system
 ";
-
-    fn write(root: &Utf8Path, rel: &str, text: &str) {
-        let path = root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
 
     /// A cell's directory: a kustomization (its header names the cell) and its layer files.
     fn cell(root: &Utf8Path, name: &str, layers: &[(&str, &str)]) {
