@@ -51,6 +51,16 @@ pub enum CellgenError {
     #[error("{}: {message}", path)]
     InvalidFile { path: Utf8PathBuf, message: String },
 
+    /// `remove-cell --terraform-destroyed` found Terraform state in the stack it would delete.
+    #[error(
+        "{} still holds Terraform state or its working directory, so --terraform-destroyed removes nothing (nothing was written): {}. State is the only record of what the cell owns in AWS, and cellgen deletes none of it. If resources remain, destroy them: `terraform -chdir={} destroy` (in every workspace: `terraform workspace select <name>` first). If this state belongs in the backend, move it there (`terraform -chdir={} init -migrate-state`). Once you are sure nothing is left, remove these yourself and run this again",
+        dir,
+        found.join("; "),
+        dir,
+        dir
+    )]
+    StateInStack { dir: Utf8PathBuf, found: Vec<String> },
+
     #[error(
         "{} is a symbolic link (to {}): Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not see {}. Replace the link with the file or directory itself; nothing was written",
         link,

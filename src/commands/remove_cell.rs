@@ -73,7 +73,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
                 &mut say,
             );
         }
-        Stack::Removed { cache } => {
+        Stack::Removed => {
             let state = match &repo.config.terraform.state_bucket {
                 Some(bucket) => format!(
                     " Terraform leaves the (now empty) state object s3://{bucket}/cells/{}/terraform.tfstate; delete it when you no longer need its history.",
@@ -85,12 +85,6 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
                 "\n--terraform-destroyed: terraform/cells/{} leaves Git too.{state}",
                 cell.name
             ));
-            if cache {
-                say(format!(
-                    "terraform/cells/{}/.terraform is Terraform's working directory (not in Git): delete it with `rm -rf terraform/cells/{}/.terraform`.",
-                    cell.name, cell.name
-                ));
-            }
             say("Next: commit and merge; nothing of the cell is left in the repository.".into());
         }
         Stack::Absent => {

@@ -42,9 +42,8 @@ pub struct Layer {
 pub enum Stack {
     /// Kept: `--terraform-destroyed` was not given.
     Kept,
-    /// Removed from the plan; `cache` when Terraform's `.terraform` working directory is left
-    /// (not in Git, and not text cellgen reads).
-    Removed { cache: bool },
+    /// Removed from the plan (nothing in it held Terraform state).
+    Removed,
     /// There is none (any more).
     Absent,
 }
@@ -62,13 +61,6 @@ pub struct Removal {
     pub stack: Stack,
     /// The cell was removed before (Git history has it, the working tree not): what to say.
     pub nothing: Option<String>,
-}
-
-fn invalid(path: impl Into<Utf8PathBuf>, message: impl Into<String>) -> CellgenError {
-    CellgenError::InvalidFile {
-        path: path.into(),
-        message: message.into(),
-    }
 }
 
 /// The newest Git commit (short hash) that changed any of `paths` (repository-relative), when the
@@ -279,39 +271,89 @@ pub fn remove_cell(
     } else if !terraform_destroyed {
         Stack::Kept
     } else {
-        refuse_live_local_state(plan, &tf_dir)?;
-        for file in files_under(plan.root(), &tf_dir, &[".terraform"])? {
+        let found = state_left(plan, &tf_dir)?;
+        if !found.is_empty() {
+            return Err(CellgenError::StateInStack { dir: tf_dir, found });
+        }
+        for file in files_under(plan.root(), &tf_dir, &[])? {
             plan.delete(file)?;
         }
-        Stack::Removed {
-            cache: exists(&tf_dir.join(".terraform")),
-        }
+        Stack::Removed
     };
     Ok(removal)
 }
 
-/// A local state file (no S3 backend) that still lists resources means the destroy has not
-/// happened: removing the stack would orphan them.
-fn refuse_live_local_state(plan: &Plan, dir: &Utf8Path) -> Result<(), CellgenError> {
-    let path = dir.join("terraform.tfstate");
-    let Ok(Some(text)) = plan.read(&path) else {
-        return Ok(());
-    };
-    let state: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    let live = state
-        .get("resources")
-        .and_then(|r| r.as_array())
-        .map_or(0, Vec::len);
-    if live > 0 {
-        return Err(invalid(
-            path,
-            format!(
-                "still lists {live} resource(s): run `terraform -chdir={} destroy` first; --terraform-destroyed removes the stack only once nothing is left in it",
-                dir
-            ),
+/// What under a stack holds, or may hold, Terraform state, each with what it says: every
+/// `*.tfstate*` file (the local state, its backup, `errored.tfstate`, a workspace's under
+/// `terraform.tfstate.d/`) whether it reads or not, and Terraform's working directory
+/// `.terraform/` (backend settings, the selected workspace, a legacy state cache). That state is
+/// the only record of what the cell owns in AWS, so cellgen deletes none of it, even one that
+/// lists nothing: the user removes it, knowing what it was. A saved plan (`plan.out`, any other
+/// file) is the stack's to delete.
+fn state_left(plan: &Plan, dir: &Utf8Path) -> Result<Vec<String>, CellgenError> {
+    let is_state = |name: &str| name.contains(".tfstate");
+    let mut found = Vec::new();
+    let mut working_dirs: BTreeSet<Utf8PathBuf> = BTreeSet::new();
+    for file in files_under(plan.root(), dir, &[])? {
+        let inside = file.strip_prefix(dir).unwrap_or(&file);
+        let parts: Vec<&str> = inside.iter().collect();
+        if let Some(at) = parts.iter().position(|p| *p == ".terraform") {
+            working_dirs.insert(parts[..=at].iter().collect());
+        } else if parts.iter().any(|p| is_state(p)) {
+            found.push(format!("{file}: {}", describe_state(plan, &file)));
+        }
+    }
+    // Empty, they are still Terraform's.
+    if plan.exists(dir.join(".terraform")) {
+        working_dirs.insert(".terraform".into());
+    }
+    let workspaces = "terraform.tfstate.d";
+    let workspaces = dir.join(workspaces);
+    if plan.exists(&workspaces) && !found.iter().any(|f| f.starts_with(workspaces.as_str())) {
+        found.push(format!("{workspaces}/: Terraform's workspace states (empty)"));
+    }
+    for working in working_dirs.iter().map(|w| dir.join(w)) {
+        found.push(format!(
+            "{working}/: Terraform's working directory (backend settings, the selected workspace, maybe a state cache)"
         ));
     }
-    Ok(())
+    Ok(found)
+}
+
+/// What a state file says: how many resources it lists (and a few of them), or that it does
+/// not read as a state at all (truncated, damaged, not text), so what it records is unknown.
+fn describe_state(plan: &Plan, file: &Utf8Path) -> String {
+    let state: Option<serde_json::Value> = plan
+        .read(file)
+        .ok()
+        .flatten()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let resources = state
+        .as_ref()
+        .and_then(|s| s.get("resources"))
+        .and_then(|r| r.as_array());
+    let Some(resources) = resources else {
+        return "not a state Terraform can read (truncated, damaged or not JSON), so what it records is unknown".into();
+    };
+    let names: Vec<String> = resources
+        .iter()
+        .take(3)
+        .map(|r| {
+            let get = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("?");
+            match r.get("module").and_then(|m| m.as_str()) {
+                Some(module) => format!("{module}.{}.{}", get("type"), get("name")),
+                None => format!("{}.{}", get("type"), get("name")),
+            }
+        })
+        .collect();
+    match resources.len() {
+        0 => "a state that lists no resources".into(),
+        n => format!(
+            "lists {n} resource(s) ({}{})",
+            names.join(", "),
+            if n > names.len() { ", ..." } else { "" }
+        ),
+    }
 }
 
 /// `kubectl --timeout` for deleting a layer: its own `spec.timeout` plus five minutes (the

@@ -16,6 +16,9 @@ struct FileChange {
     style: FileStyle,
     /// Where the file really is, relative to the canonical root (links inside the root followed).
     real: Utf8PathBuf,
+    /// The file on disk is not text (a saved Terraform plan): the plan may only delete it, and
+    /// `before` is empty.
+    binary: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +118,7 @@ impl Plan {
         self.set(rel.into(), Some(contents.into()))
     }
 
+    /// Deletes a file, text or not (a file that is not UTF-8 text can be deleted, never edited).
     pub fn delete(&mut self, rel: impl Into<Utf8PathBuf>) -> Result<(), CellgenError> {
         self.set(rel.into(), None)
     }
@@ -125,6 +129,12 @@ impl Plan {
             "{rel:?}"
         );
         if let Some(change) = self.changes.get_mut(&rel) {
+            if change.binary && after.is_some() {
+                return Err(CellgenError::InvalidFile {
+                    path: self.root().join(&rel),
+                    message: "is not UTF-8 text, which cellgen can delete but not write".into(),
+                });
+            }
             change.after = after;
             return Ok(());
         }
@@ -140,9 +150,13 @@ impl Plan {
                 message: "is the repository root; cellgen writes files, not the root itself".into(),
             });
         }
-        let (before, style) = match self.root.read(&rel)? {
-            Some(text) => (Some(text.text), text.style),
-            None => (None, FileStyle::default()),
+        let (before, style, binary) = match self.root.read(&rel) {
+            Ok(Some(text)) => (Some(text.text), text.style, false),
+            Ok(None) => (None, FileStyle::default(), false),
+            Err(CellgenError::NotUtf8 { .. }) if after.is_none() => {
+                (Some(String::new()), FileStyle::default(), true)
+            }
+            Err(e) => return Err(e),
         };
         self.changes.insert(
             rel,
@@ -151,6 +165,7 @@ impl Plan {
                 after,
                 style,
                 real,
+                binary,
             },
         );
         Ok(())
@@ -201,6 +216,13 @@ impl Plan {
     pub fn diff(&self) -> String {
         let mut out = String::new();
         for (path, change) in self.effective() {
+            if change.binary {
+                // As git says it: a binary file's bytes are no diff.
+                out.push_str(&format!(
+                    "diff --cellgen a/{path} b/{path}\nBinary file a/{path} deleted\n"
+                ));
+                continue;
+            }
             let before = change.before.as_deref().unwrap_or("");
             let after = change.after.as_deref().unwrap_or("");
             let old = if change.before.is_some() {

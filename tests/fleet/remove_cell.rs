@@ -233,7 +233,7 @@ fn remove_cell_will_not_drop_a_stack_whose_local_state_still_lists_resources() {
         1,
         &[
             &format!("terraform/cells/{PROD}/terraform.tfstate"),
-            "still lists 1 resource",
+            "lists 1 resource(s) (aws_vpc.this)",
             "destroy",
         ],
     );

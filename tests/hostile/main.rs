@@ -1,4 +1,5 @@
-//! The hostile-input table: names, files, edits, filesystem, symlinks, signals and concurrency.
+//! The hostile-input table: names, files, edits, filesystem, symlinks, signals, concurrency,
+//! state files.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
@@ -14,6 +15,7 @@ mod files;
 mod filesystem;
 mod names;
 mod signals;
+mod state_files;
 mod symlinks;
 
 use std::path::{Path, PathBuf};
@@ -167,6 +169,7 @@ fn hostile_table_counts() {
         ("symlinks", symlinks::cases().len()),
         ("signals", signals::CASES),
         ("concurrency", concurrency::CASES),
+        ("state files", state_files::cases().len()),
     ];
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     for (module, n) in counts {
