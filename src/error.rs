@@ -59,7 +59,10 @@ pub enum CellgenError {
         dir,
         dir
     )]
-    StateInStack { dir: Utf8PathBuf, found: Vec<String> },
+    StateInStack {
+        dir: Utf8PathBuf,
+        found: Vec<String>,
+    },
 
     #[error(
         "{} is a symbolic link (to {}): Flux's source-controller leaves symbolic links out of the artifact it builds from, so Flux would not see {}. Replace the link with the file or directory itself; nothing was written",

@@ -310,7 +310,9 @@ fn state_left(plan: &Plan, dir: &Utf8Path) -> Result<Vec<String>, CellgenError> 
     let workspaces = "terraform.tfstate.d";
     let workspaces = dir.join(workspaces);
     if plan.exists(&workspaces) && !found.iter().any(|f| f.starts_with(workspaces.as_str())) {
-        found.push(format!("{workspaces}/: Terraform's workspace states (empty)"));
+        found.push(format!(
+            "{workspaces}/: Terraform's workspace states (empty)"
+        ));
     }
     for working in working_dirs.iter().map(|w| dir.join(w)) {
         found.push(format!(

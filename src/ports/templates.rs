@@ -25,6 +25,12 @@ impl Templates {
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_keep_trailing_newline(true);
         env.add_filter("pad", pad);
+        // A value in a YAML template goes through the one scalar writer, so it reads back as
+        // the same string (`0777`, `yes`, `2001-12-14` are quoted).
+        env.add_filter("yaml", |v: String| crate::ports::edit::yaml::scalar(&v));
+        env.add_filter("yaml_flow", |v: String| {
+            crate::ports::edit::yaml::flow_scalar(&v)
+        });
         for file in all_files(&TEMPLATES) {
             let name = path_of(file);
             if let (Some(name), Some(source)) = (name.strip_suffix(".j2"), file.contents_utf8()) {

@@ -48,7 +48,7 @@ fn a_staged_roll_out_moves_one_environment_per_change_and_converges_to_one_defin
     );
     let dev_file = read(&root.join(format!("cells/{DEV}/controllers.yaml")));
     assert!(
-        dev_file.contains("patches:") && dev_file.contains(&format!("value: \"{target}\"")),
+        dev_file.contains("patches:") && dev_file.contains(&format!("value: {target}\n")),
         "{dev_file}"
     );
     assert_eq!(helm_version(root, DEV), target);

@@ -1,5 +1,5 @@
 //! The hostile-input table: names, files, edits, filesystem, symlinks, signals, concurrency,
-//! state files.
+//! state files, scalar typing.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
@@ -14,6 +14,7 @@ mod edits;
 mod files;
 mod filesystem;
 mod names;
+mod scalar_typing;
 mod signals;
 mod state_files;
 mod symlinks;
@@ -170,6 +171,7 @@ fn hostile_table_counts() {
         ("signals", signals::CASES),
         ("concurrency", concurrency::CASES),
         ("state files", state_files::cases().len()),
+        ("scalar typing", scalar_typing::cases().len()),
     ];
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     for (module, n) in counts {

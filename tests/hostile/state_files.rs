@@ -45,7 +45,10 @@ fn stack_gone(dir: &Path, out: &Output) {
         String::from_utf8_lossy(&out.stdout)
     );
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("deleted  terraform/cells/eu-west-2-prod/plan.out"), "{said}");
+    assert!(
+        said.contains("deleted  terraform/cells/eu-west-2-prod/plan.out"),
+        "{said}"
+    );
 }
 
 pub fn cases() -> Vec<Case> {
@@ -100,13 +103,25 @@ pub fn cases() -> Vec<Case> {
         },
         Case {
             name: "Terraform's working directory .terraform/ blocks the deletion",
-            setup: |d| stack_file(d, ".terraform/terraform.tfstate", br#"{"version":3,"backend":{"type":"s3"}}"#),
+            setup: |d| {
+                stack_file(
+                    d,
+                    ".terraform/terraform.tfstate",
+                    br#"{"version":3,"backend":{"type":"s3"}}"#,
+                )
+            },
             args: REMOVE,
             expect: refused(&["eu-west-2-prod/.terraform/: Terraform's working directory"]),
         },
         Case {
             name: "a binary saved plan does not block: it leaves with the stack",
-            setup: |d| stack_file(d, "plan.out", b"PK\x03\x04\x14\x00\x08\x00\xff\xfe binary plan"),
+            setup: |d| {
+                stack_file(
+                    d,
+                    "plan.out",
+                    b"PK\x03\x04\x14\x00\x08\x00\xff\xfe binary plan",
+                )
+            },
             args: REMOVE,
             expect: Expect::Succeeds(stack_gone),
         },

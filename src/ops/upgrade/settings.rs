@@ -45,7 +45,7 @@ pub fn upgrade(
     let mut state_region = config.terraform.state_region.clone();
     if let (Some(bucket), None) = (&config.terraform.state_bucket, &state_region) {
         let region = bucket_region(plan, &text, bucket, cells)?;
-        edited = insert_under(&edited, "terraform", "state_bucket", &format!("state_region: {region}"))
+        edited = insert_under(&edited, "terraform", "state_bucket", &format!("state_region: {}", crate::ports::edit::yaml::scalar(&region)))
             .ok_or_else(|| CellgenError::MalformedConfig {
                 path: CONFIG_FILE.into(),
                 line: line_of(&text, "state_bucket"),

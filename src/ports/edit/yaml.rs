@@ -21,7 +21,7 @@ use rowan::ast::AstNode;
 use yaml_edit::{Document, SyntaxKind as K};
 
 pub use contract::{Field, append_keys, remove_keys, rename_key, set_key_fields, set_schema};
-pub use scalar::{flow_scalar, scalar};
+pub use scalar::{flow_scalar, scalar, scalar_like};
 
 use super::list::{self, List, Syntax};
 use super::text::{line_end, line_number, line_start};

@@ -12,7 +12,7 @@ use rowan::ast::AstNode;
 use yaml_edit::SyntaxKind as K;
 
 use super::contract::content_end;
-use super::{Node, Value, YamlEditError, fail, fail_at, parse, range, scalar, verify};
+use super::{Node, Value, YamlEditError, fail, fail_at, parse, range, scalar, scalar_like, verify};
 use crate::ports::edit::list::{self, Edit};
 use crate::ports::edit::text::{indent_at, line_end, line_number, line_start};
 
@@ -50,8 +50,11 @@ impl PatchTarget {
     }
 
     fn patch_text(&self, value: &str) -> String {
-        let quoted = serde_json::to_string(value).expect("a string serialises");
-        format!("- op: replace\n  path: {}\n  value: {quoted}\n", self.path)
+        format!(
+            "- op: replace\n  path: {}\n  value: {}\n",
+            scalar(&self.path),
+            scalar(value)
+        )
     }
 
     /// The entry as block YAML, its `-` at column `indent`.
@@ -347,11 +350,7 @@ pub fn set_scalar(text: &str, path: &[&str], value: &str) -> Result<String, Yaml
         .ok_or_else(|| fail(format!("no `{}`", path.join("."))))?;
     let r = node.byte_range();
     let r = r.start as usize..r.end as usize;
-    let with = match text[r.clone()].chars().next() {
-        Some('"') => serde_json::to_string(value).expect("a string serialises"),
-        Some('\'') if !value.contains('\'') => format!("'{value}'"),
-        _ => scalar(value),
-    };
+    let with = scalar_like(&text[r.clone()], value);
     let edited = crate::ports::edit::text::splice(text, r.clone(), &with);
     let mut expected = parsed.clone();
     let mut at = &mut expected;
