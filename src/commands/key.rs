@@ -54,7 +54,7 @@ pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
             (outcome, done)
         }
         KeyCommand::Remove(a) => {
-            let outcome = keys::remove(&mut plan, &a.name)?;
+            let outcome = keys::remove(&mut plan, &templates, &a.name)?;
             let done = format!(
                 "Removed key `{}`{} from the contract and from {}.\n\nNext: commit and open a pull request; `terraform apply` in each of those cells drops it from the ConfigMap.",
                 a.name,

@@ -58,6 +58,46 @@ pub fn repo_files(
     Ok((adopted.files, adopted.kept))
 }
 
+/// cellgen.yaml as `init` writes it in a new repository (with sample settings): the seed
+/// contract, whose keys every cell writes and cellgen's templates and components read.
+pub fn seed_config(templates: &Templates) -> Result<Config, CellgenError> {
+    use crate::model::config::{default_environments, default_kubernetes_version};
+    let settings = RepoSettings {
+        git_url: "ssh://git@example.com/stack.git".into(),
+        git_branch: "main".into(),
+        environments: default_environments(),
+        kubernetes_version: default_kubernetes_version(),
+        state_bucket: Some("stack-state".into()),
+        state_region: Some("eu-west-2".into()),
+        admin_role_arns: vec!["arn:aws:iam::123456789012:role/admin".into()],
+        public_endpoint_cidrs: vec!["203.0.113.0/24".into()],
+    };
+    let (repo, _) = repo_files(templates, &settings, |_| false)?;
+    let text = repo
+        .get(Utf8Path::new(CONFIG_FILE))
+        .cloned()
+        .unwrap_or_default();
+    Config::parse(&text, Utf8Path::new(CONFIG_FILE))
+}
+
+/// The keys no `key remove` or `key rename` may take: `schema` (the contract's number) and the
+/// seed contract's, which every cell writes and cellgen's own files read. With why.
+pub fn reserved_key(templates: &Templates, name: &str) -> Result<Option<String>, CellgenError> {
+    if name == SCHEMA_KEY {
+        return Ok(Some(format!(
+            "`{name}` is the contract's number, which every cell's ConfigMap carries and `cellgen check` compares; cellgen moves it, no key command does"
+        )));
+    }
+    let seed = seed_config(templates)?;
+    Ok(seed.keys.contains_key(name).then(|| {
+        let all: Vec<&str> = seed.keys.keys().map(String::as_str).collect();
+        format!(
+            "`{name}` is one of the seed keys every cell writes ({}): cellgen's shared layers, components and stack templates read them by these names, so removing or renaming one breaks every cell's `cellgen check` or its next `cellgen upgrade`",
+            all.join(", ")
+        )
+    }))
+}
+
 /// A scaffold file not written because its directory is the user's, with what it would have
 /// created and which written files need that.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,14 +5,14 @@
 //! The facts come from rendering the stack templates themselves (with and without the egress
 //! gateway), never from a hand-kept list, so they follow the templates.
 
-use camino::{Utf8Path, Utf8PathBuf};
+use camino::Utf8PathBuf;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::CellgenError;
 use crate::model::cell::CellName;
-use crate::model::config::{CONFIG_FILE, Config, default_environments, default_kubernetes_version};
+use crate::model::config::default_kubernetes_version;
 use crate::model::repo::cell_terraform_dir;
-use crate::model::scaffold::{self, CellInputs, RepoSettings};
+use crate::model::scaffold::{self, CellInputs};
 use crate::ports::edit::hcl::{self, syntax};
 use crate::ports::templates::Templates;
 use crate::writer::plan::{ChangeKind, Plan};
@@ -36,22 +36,7 @@ impl StackFacts {
             .filter_map(|n| n.strip_prefix(STACK_TEMPLATES)?.strip_suffix(".tf"))
             .map(str::to_string)
             .collect();
-        let settings = RepoSettings {
-            git_url: "ssh://git@example.com/stack.git".into(),
-            git_branch: "main".into(),
-            environments: default_environments(),
-            kubernetes_version: default_kubernetes_version(),
-            state_bucket: Some("stack-state".into()),
-            state_region: Some("eu-west-2".into()),
-            admin_role_arns: vec!["arn:aws:iam::123456789012:role/admin".into()],
-            public_endpoint_cidrs: vec!["203.0.113.0/24".into()],
-        };
-        let (repo, _) = scaffold::repo_files(templates, &settings, |_| false)?;
-        let config_text = repo
-            .get(Utf8Path::new(CONFIG_FILE))
-            .cloned()
-            .unwrap_or_default();
-        let config = Config::parse(&config_text, Utf8Path::new(CONFIG_FILE))?;
+        let config = scaffold::seed_config(templates)?;
         let cell = CellName::parse("eu-west-2-prod", &config.environments)?;
         let mut addresses = BTreeMap::new();
         for egress_gateway in [false, true] {

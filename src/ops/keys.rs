@@ -119,6 +119,17 @@ fn check_new_name(
     Ok(())
 }
 
+/// `schema` and the seed contract's keys are cellgen's: no key command removes or renames them.
+fn refuse_reserved(templates: &Templates, name: &str, flag: &str) -> Result<(), CellgenError> {
+    match crate::model::scaffold::reserved_key(templates, name)? {
+        Some(why) => Err(CellgenError::InvalidFlag {
+            flag: flag.into(),
+            reason: format!("{why}. Nothing was changed"),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn spec_path(component: &str) -> Utf8PathBuf {
     Utf8Path::new(COMPONENTS_DIR)
         .join(component)
@@ -305,6 +316,7 @@ pub fn rename(
     old: &str,
     new: &str,
 ) -> Result<KeyOutcome, CellgenError> {
+    refuse_reserved(templates, old, "OLD")?;
     let (config, text) = planned_config(plan)?;
     let mut outcome = KeyOutcome::default();
     match config.keys.get(old) {
@@ -385,7 +397,12 @@ pub fn rename(
 
 /// Removes a key nothing uses any more from the contract and from every cell. A key that is
 /// not in the contract and that no cell writes is already removed: nothing changes.
-pub fn remove(plan: &mut Plan, name: &str) -> Result<KeyOutcome, CellgenError> {
+pub fn remove(
+    plan: &mut Plan,
+    templates: &Templates,
+    name: &str,
+) -> Result<KeyOutcome, CellgenError> {
+    refuse_reserved(templates, name, "NAME")?;
     let (config, _) = planned_config(plan)?;
     let mut outcome = KeyOutcome::default();
     let in_contract = config.keys.get(name);

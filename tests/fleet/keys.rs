@@ -212,7 +212,7 @@ fn key_commands_refuse_bad_input_naming_the_flag_or_line() {
         root,
         &["key", "rename", "vpc_id", "cluster_name"],
         2,
-        &["NEW", "the contract has a key `cluster_name` already"],
+        &["OLD", "`vpc_id` is one of the seed keys every cell writes"],
     );
     run_fails(
         root,
@@ -220,15 +220,37 @@ fn key_commands_refuse_bad_input_naming_the_flag_or_line() {
         2,
         &["OLD", "a key of cellgen's component `karpenter`"],
     );
-    run_fails(
-        root,
-        &["key", "remove", "admission_action"],
-        1,
-        &[
-            "still used",
-            "infrastructure/configs/admission-policy.yaml:",
-        ],
-    );
+    // The contract's number and the seed keys are cellgen's: never removed or renamed, whether
+    // a manifest uses them or not.
+    for (args, flag, why) in [
+        (
+            &["key", "remove", "schema"][..],
+            "NAME",
+            "`schema` is the contract's number",
+        ),
+        (
+            &["key", "rename", "schema", "version"][..],
+            "OLD",
+            "`schema` is the contract's number",
+        ),
+        (
+            &["key", "remove", "admission_action"][..],
+            "NAME",
+            "`admission_action` is one of the seed keys every cell writes",
+        ),
+        (
+            &["key", "remove", "cell_name"][..],
+            "NAME",
+            "`cell_name` is one of the seed keys",
+        ),
+        (
+            &["key", "rename", "app_role_arn", "role"][..],
+            "OLD",
+            "`app_role_arn` is one of the seed keys",
+        ),
+    ] {
+        run_fails(root, args, 2, &[flag, why, "Nothing was changed"]);
+    }
     run_fails(
         root,
         &["key", "remove", "karpenter_node_role"],

@@ -16,6 +16,24 @@ pub fn prod(dir: &Path) {
     new_cell(dir, &[PROD]);
 }
 
+/// A key of the user's own (the seed keys are cellgen's: no key command renames them).
+fn team_key(dir: &Path) {
+    edits::run_ok(
+        dir,
+        &[
+            "key",
+            "add",
+            "team_id",
+            "--terraform",
+            "var.name",
+            "--example",
+            "t",
+            "--description",
+            "d",
+        ],
+    );
+}
+
 pub fn put(dir: &Path, rel: &str, bytes: &[u8]) {
     let path = dir.join(rel);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -638,9 +656,10 @@ pub fn cases() -> Vec<Case> {
             name: "a file whose name is not UTF-8 in a cell, met by key rename",
             setup: |dir| {
                 prod(dir);
+                team_key(dir);
                 non_utf8_file(dir, "cells/eu-west-2-prod");
             },
-            args: &["key", "rename", "vpc_id", "network_id"],
+            args: &["key", "rename", "team_id", "team"],
             expect: Expect::Fails {
                 code: 1,
                 words: &[
@@ -655,9 +674,10 @@ pub fn cases() -> Vec<Case> {
             setup: |dir| {
                 prod(dir);
                 edits::run_ok(dir, &["add-component", "karpenter"]);
+                team_key(dir);
                 non_utf8_file(dir, "components/karpenter/controllers");
             },
-            args: &["key", "rename", "vpc_id", "network_id"],
+            args: &["key", "rename", "team_id", "team"],
             expect: Expect::Fails {
                 code: 1,
                 words: &[

@@ -288,6 +288,38 @@ fn component_names() -> Vec<Case> {
                 ],
             },
         },
+        // `schema` and the seed keys are cellgen's: removing one stripped it from every cell.
+        Case {
+            name: "key remove schema",
+            setup: cell,
+            args: &["key", "remove", "schema"],
+            expect: Expect::Fails {
+                code: 2,
+                words: &[
+                    "NAME",
+                    "`schema` is the contract's number",
+                    "Nothing was changed",
+                ],
+            },
+        },
+        Case {
+            name: "key remove of a seed key no manifest uses",
+            setup: cell,
+            args: &["key", "remove", "app_role_arn"],
+            expect: Expect::Fails {
+                code: 2,
+                words: &["`app_role_arn` is one of the seed keys every cell writes"],
+            },
+        },
+        Case {
+            name: "key rename of a seed key",
+            setup: cell,
+            args: &["key", "rename", "cluster_name", "eks_cluster"],
+            expect: Expect::Fails {
+                code: 2,
+                words: &["OLD", "`cluster_name` is one of the seed keys"],
+            },
+        },
     ]
 }
 
