@@ -545,6 +545,25 @@ fn a_partial_upgrade_never_changes_what_other_cells_render() {
                 .all(|l| l.contains("overlapping-vpc-cidr")),
         "{report}"
     );
+    // Those live VPCs cannot move without being replaced: acknowledged in cellgen.yaml, with a
+    // reason, the overlaps are warnings and the fleet passes.
+    let config = root.join("cellgen.yaml");
+    let text = fs::read_to_string(&config).unwrap();
+    assert!(text.contains("\nnetwork:\n"), "{text}");
+    fs::write(
+        &config,
+        text.replacen(
+            "\nnetwork:\n",
+            &format!(
+                "\nnetwork:\n  acknowledged_overlaps:\n    - cells: [{DEV}, {STAGING}, {PROD}]\n      reason: made by cellgen 0.1.0, never routed to each other\n"
+            ),
+            1,
+        ),
+    )
+    .unwrap();
+    let (code, report) = check(root);
+    assert_eq!(code, 0, "{report}");
+    assert!(report.contains("acknowledged-vpc-overlap"), "{report}");
 }
 
 #[test]

@@ -125,6 +125,33 @@ pub struct NetworkSettings {
     #[serde(default = "default_vpc_prefix_length")]
     #[schemars(range(min = 16, max = 20))]
     pub vpc_prefix_length: u8,
+    /// Overlaps of live cells' VPC blocks you accept, each with why (e.g. a fleet made before
+    /// cellgen gave each cell its own block, whose cells are not routed to each other):
+    /// `cellgen check` reports them as warnings (acknowledged-vpc-overlap), not errors. A new
+    /// overlap still fails.
+    #[serde(default)]
+    pub acknowledged_overlaps: Vec<AcknowledgedOverlap>,
+}
+
+/// Cells whose overlapping VPC blocks are accepted, and why.
+#[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcknowledgedOverlap {
+    /// Two or more cells of this repository; the overlap of any two of them is acknowledged.
+    #[schemars(length(min = 2), inner(length(min = 1)))]
+    pub cells: Vec<String>,
+    /// Why the overlap is acceptable, shown with every warning.
+    #[schemars(length(min = 1))]
+    pub reason: String,
+}
+
+impl NetworkSettings {
+    /// The acknowledgement covering cells `a` and `b`, if any.
+    pub fn acknowledged(&self, a: &str, b: &str) -> Option<&AcknowledgedOverlap> {
+        self.acknowledged_overlaps
+            .iter()
+            .find(|o| o.cells.iter().any(|c| c == a) && o.cells.iter().any(|c| c == b))
+    }
 }
 
 impl Default for NetworkSettings {
@@ -132,6 +159,7 @@ impl Default for NetworkSettings {
         NetworkSettings {
             vpc_cidr_pool: default_vpc_cidr_pool(),
             vpc_prefix_length: default_vpc_prefix_length(),
+            acknowledged_overlaps: Vec::new(),
         }
     }
 }
@@ -499,6 +527,33 @@ impl Config {
                     VPC_PREFIX_LENGTHS.end()
                 ),
             ));
+        }
+        for overlap in &self.network.acknowledged_overlaps {
+            let needle = overlap
+                .cells
+                .first()
+                .map_or("acknowledged_overlaps", String::as_str);
+            let mut cells = overlap.cells.clone();
+            cells.sort();
+            cells.dedup();
+            if cells.len() < 2 || cells.len() != overlap.cells.len() {
+                return Err(fail(
+                    needle,
+                    format!(
+                        "network.acknowledged_overlaps: an entry names the cells whose blocks overlap, two or more and each once (e.g. `cells: [eu-west-2-prod, us-east-1-prod]`), not [{}]",
+                        overlap.cells.join(", ")
+                    ),
+                ));
+            }
+            if overlap.reason.trim().is_empty() {
+                return Err(fail(
+                    needle,
+                    format!(
+                        "network.acknowledged_overlaps: the entry for {} has an empty `reason`: say why the overlap is acceptable (e.g. the cells are never routed to each other)",
+                        overlap.cells.join(", ")
+                    ),
+                ));
+            }
         }
         if let Some(karpenter) = &self.karpenter {
             for (env, alias) in &karpenter.ami_alias {

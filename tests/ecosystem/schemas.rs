@@ -249,6 +249,30 @@ fn the_config_schema_rejects_what_cellgen_rejects() {
             "    path: apps\n    interval: 5m\n",
             true,
         ),
+        (
+            "an acknowledged overlap",
+            "  vpc_prefix_length: 16\n",
+            "  vpc_prefix_length: 16\n  acknowledged_overlaps:\n    - cells: [eu-west-2-prod, us-east-1-prod]\n      reason: never routed to each other\n",
+            true,
+        ),
+        (
+            "an acknowledged overlap of one cell",
+            "  vpc_prefix_length: 16\n",
+            "  vpc_prefix_length: 16\n  acknowledged_overlaps:\n    - cells: [eu-west-2-prod]\n      reason: x\n",
+            false,
+        ),
+        (
+            "an acknowledged overlap without a reason",
+            "  vpc_prefix_length: 16\n",
+            "  vpc_prefix_length: 16\n  acknowledged_overlaps:\n    - cells: [eu-west-2-prod, us-east-1-prod]\n",
+            false,
+        ),
+        (
+            "an acknowledged overlap as a bare pair",
+            "  vpc_prefix_length: 16\n",
+            "  vpc_prefix_length: 16\n  acknowledged_overlaps:\n    - [eu-west-2-prod, us-east-1-prod]\n",
+            false,
+        ),
     ];
     for (what, from, to, valid) in cases {
         assert!(

@@ -131,6 +131,132 @@ fn check_reports_overlapping_vpc_blocks_at_the_cells_tfvars() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("invalid-vpc-cidr"));
 }
 
+/// A fleet whose live cells share one block (0.1.0 gave every cell 10.0.0.0/16) can pass once
+/// cellgen.yaml acknowledges the overlap, with a reason: each is then a warning. A cell the
+/// acknowledgement does not name still fails, and so does a name the repository lacks.
+#[test]
+fn an_acknowledged_overlap_of_live_cells_is_a_warning() {
+    let dir = new_repo(&[PROD, STAGING, DEV]);
+    let root = dir.path();
+    for cell in [STAGING, DEV] {
+        let tfvars = stack_dir(root, cell).join("terraform.tfvars");
+        let text = read(&tfvars);
+        let own = tfvars_cidr(root, cell);
+        fs::write(&tfvars, text.replace(&own, "10.0.0.0/16")).unwrap();
+    }
+    let codes = |out: &Output| -> Vec<(String, String)> {
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_string(),
+                    f["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let out = run(root, &["check", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        codes(&out)
+            .iter()
+            .filter(|(c, _)| c == "overlapping-vpc-cidr")
+            .count(),
+        6
+    );
+
+    let config = root.join("cellgen.yaml");
+    let original = read(&config);
+    let acknowledge = |cells: &str| {
+        fs::write(
+            &config,
+            original.replace(
+                "  vpc_prefix_length: 16\n",
+                &format!(
+                    "  vpc_prefix_length: 16\n  acknowledged_overlaps:\n    - cells: [{cells}]\n      reason: made by cellgen 0.1.0; never routed to each other\n"
+                ),
+            ),
+        )
+        .unwrap();
+    };
+    acknowledge(&format!("{PROD}, {STAGING}, {DEV}"));
+    let out = run(root, &["check", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let found = codes(&out);
+    let acknowledged: Vec<&String> = found
+        .iter()
+        .filter(|(c, _)| c == "acknowledged-vpc-overlap")
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(acknowledged.len(), 6, "{found:?}");
+    assert!(
+        acknowledged[0].contains("made by cellgen 0.1.0; never routed to each other"),
+        "{}",
+        acknowledged[0]
+    );
+
+    // Only two of the three: the third cell's overlaps stay errors.
+    acknowledge(&format!("{PROD}, {STAGING}"));
+    let out = run(root, &["check", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let found = codes(&out);
+    let count = |code: &str| found.iter().filter(|(c, _)| c == code).count();
+    assert_eq!(
+        (
+            count("acknowledged-vpc-overlap"),
+            count("overlapping-vpc-cidr")
+        ),
+        (2, 4)
+    );
+
+    // A misspelt cell: an error naming it, with the cell meant.
+    acknowledge(&format!("{PROD}, {STAGING}, us-east-1-dve"));
+    let out = run(root, &["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("unknown-acknowledged-cell")
+            && text.contains("names `us-east-1-dve`, which is not a cell of this repository")
+            && text.contains(&format!("Did you mean `{DEV}`?")),
+        "{text}"
+    );
+
+    // An entry of one cell, or without a reason, is refused when cellgen.yaml is read.
+    for (entry, words) in [
+        (
+            format!("    - cells: [{PROD}]\n      reason: x\n"),
+            "two or more and each once",
+        ),
+        (
+            format!("    - cells: [{PROD}, {DEV}]\n      reason: ' '\n"),
+            "has an empty `reason`",
+        ),
+    ] {
+        fs::write(
+            &config,
+            original.replace(
+                "  vpc_prefix_length: 16\n",
+                &format!("  vpc_prefix_length: 16\n  acknowledged_overlaps:\n{entry}"),
+            ),
+        )
+        .unwrap();
+        let out = run(root, &["check"]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cellgen.yaml:") && err.contains(words),
+            "{err}"
+        );
+    }
+}
+
 /// `cidrsubnet(var.vpc_cidr, bits, i + offset)` over the zones, as Terraform computes it.
 fn subnets(expression: &str, vpc: (u32, u32), zones: u32) -> Vec<(u32, u32)> {
     let args = expression

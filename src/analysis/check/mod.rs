@@ -112,7 +112,7 @@ pub fn run_reading(
     let (checked, repository) = std::thread::scope(|scope| {
         let repository = scope.spawn(|| {
             let mut findings = Vec::new();
-            network::check(files, &all, &cells, &mut findings);
+            network::check(files, &repo.config.network, &all, &cells, &mut findings);
             markers::check(files, &repo.config, &cells, &mut findings);
             findings
         });

@@ -436,7 +436,7 @@ fn overlapping_blocks(
     vec![Notice {
         setting: "vpc_cidr in terraform/cells/<cell>/terraform.tfvars".into(),
         message: format!(
-            "the VPC blocks of {} overlap another cell's. Each cell keeps its block (a new one would replace the cell's VPC and the cluster in it), and `cellgen check` reports the overlap (overlapping-vpc-cidr) until each has its own: give a cell that has not been applied yet a free block of network.vpc_cidr_pool",
+            "the VPC blocks of {} overlap another cell's. Each cell keeps its block (a new one would replace the cell's VPC and the cluster in it), and `cellgen check` reports the overlap (overlapping-vpc-cidr) until each has its own: give a cell that has not been applied yet a free block of network.vpc_cidr_pool, or, for live cells that are never routed to each other, acknowledge it in cellgen.yaml (network.acknowledged_overlaps: `- cells: [a, b]` with a `reason`), which makes it a warning",
             overlapping.join(", ")
         ),
     }]
