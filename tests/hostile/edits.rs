@@ -266,6 +266,31 @@ fn layer_cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "components: ~ comes back after add and remove",
+            setup: |root| {
+                cell(root);
+                replace(root, CONTROLLERS, "components: []", "components: ~");
+                save_then_add_karpenter(root);
+            },
+            args: &["remove-component", "karpenter"],
+            expect: Expect::Succeeds(restored),
+        },
+        Case {
+            name: "a components key without a value comes back after add and remove",
+            setup: |root| {
+                cell(root);
+                replace(
+                    root,
+                    CONTROLLERS,
+                    "components: []",
+                    "components: # none yet",
+                );
+                save_then_add_karpenter(root);
+            },
+            args: &["remove-component", "karpenter"],
+            expect: Expect::Succeeds(restored),
+        },
+        Case {
             name: "a multi-line empty list comes back after add and remove",
             setup: |root| {
                 cell(root);

@@ -340,7 +340,12 @@ pub fn add_flux_component(text: &str, path: &str) -> Result<String, YamlEditErro
                     }
                     None => text.to_string(),
                 };
-                block_after_key(&without, list.key_offset, path)
+                // The empty form comes back when the last item goes: the key line says which.
+                let form = value.as_ref().map_or(NO_VALUE, |r| &text[r.clone()]);
+                let at = list.properties_end;
+                let marked =
+                    super::text::splice(&without, at..at, &format!(" {}", null_mark(form)));
+                block_after_key(&marked, list.key_offset, path)
             } else {
                 let item = format!("[{}]", flow_scalar(path));
                 match value {
@@ -357,6 +362,16 @@ pub fn add_flux_component(text: &str, path: &str) -> Result<String, YamlEditErro
     let mut paths = list.paths.clone();
     paths.push(path.to_string());
     verify(edited, &with_components(&value, &paths), line, LIST_ADVICE)
+}
+
+/// The empty forms of `spec.components` that are null, and how the key line names them while
+/// the list has items (`components: # cellgen: ~ when empty`), so that removing the last item
+/// gives back the very bytes the first add replaced. (`[]`, cellgen's own form, needs no mark.)
+const NULL_FORMS: [&str; 5] = ["~", "null", "Null", "NULL", NO_VALUE];
+const NO_VALUE: &str = "no value";
+
+fn null_mark(form: &str) -> String {
+    format!("# cellgen: {form} when empty")
 }
 
 /// A block list of one item under the key at `key_offset` (whose value has been dropped).
@@ -378,7 +393,8 @@ fn new_line(text: &str, at: usize, line: &str) -> String {
 }
 
 /// Removes `path` from `spec.components`; removing the last item of a block list leaves
-/// `components: []`, the form cellgen generates.
+/// `components: []`, the form cellgen generates, or the null form the list had before its first
+/// item (see [`NULL_FORMS`]).
 pub fn remove_flux_component(text: &str, path: &str) -> Result<String, YamlEditError> {
     let (doc, value) = parse(text)?;
     let Some(list) = components(text, &doc, &value)? else {
@@ -388,6 +404,7 @@ pub fn remove_flux_component(text: &str, path: &str) -> Result<String, YamlEditE
         return Ok(text.to_string());
     };
     let line = line_number(text, list.key_offset);
+    let mut emptied_to_null = false;
     let edited = match &list.shape {
         Shape::Null(_) => unreachable!("a null list has no items"),
         Shape::Flow { open, close, items } => {
@@ -404,14 +421,37 @@ pub fn remove_flux_component(text: &str, path: &str) -> Result<String, YamlEditE
             }
             let mut edits = vec![list::Edit::delete(start..end)];
             if items.len() == 1 {
-                edits.push(list::Edit::insert(list.properties_end, " []"));
+                let at = list.properties_end;
+                let after_key = text[at..line_end(text, at)].trim_end_matches(['\n', '\r']);
+                let marked = NULL_FORMS
+                    .iter()
+                    .map(|form| (form, format!(" {}", null_mark(form))))
+                    .find(|(_, mark)| {
+                        after_key == mark || after_key.starts_with(&format!("{mark} #"))
+                    });
+                emptied_to_null = marked.is_some();
+                edits.push(match marked {
+                    Some((form, mark)) => list::Edit {
+                        range: at..at + mark.len(),
+                        with: if *form == NO_VALUE {
+                            String::new()
+                        } else {
+                            format!(" {form}")
+                        },
+                    },
+                    None => list::Edit::insert(at, " []"),
+                });
             }
             list::apply(text, edits)
         }
     };
     let mut paths = list.paths.clone();
     paths.remove(index);
-    verify(edited, &with_components(&value, &paths), line, LIST_ADVICE)
+    let mut expected = with_components(&value, &paths);
+    if emptied_to_null && let Some(Value::Mapping(spec)) = expected.get_mut("spec") {
+        spec.insert(Value::String("components".into()), Value::Null);
+    }
+    verify(edited, &expected, line, LIST_ADVICE)
 }
 
 #[cfg(test)]

@@ -69,18 +69,32 @@ fn every_layout_round_trips() {
 }
 
 #[test]
-fn null_lists_become_lists() {
+fn null_lists_become_lists_and_come_back_as_they_were() {
     for components in [
         "components: ~",
         "components:",
         "components: null # nothing yet",
+        "components: NULL",
+        "components: Null",
+        "components: # none yet",
+        "components: ~ # none yet",
     ] {
         let text = layer_with(components);
-        let added = add_flux_component(&text, "../a").unwrap();
-        assert_eq!(flux_components(&added).unwrap(), ["../a"], "{added}");
-        let removed = remove_flux_component(&added, "../a").unwrap();
-        assert!(flux_components(&removed).unwrap().is_empty(), "{removed}");
+        let (one, _) = round_trip(&text);
+        assert_eq!(flux_components(&one).unwrap(), ["../a"], "{one}");
+        assert!(one.contains("components: # cellgen: "), "{one}");
     }
+    let added = add_flux_component(&layer_with("components: ~"), "../a").unwrap();
+    assert!(
+        added.contains("  components: # cellgen: ~ when empty\n    - ../a\n"),
+        "{added}"
+    );
+    // A user's comment that only looks like the mark is not taken for it.
+    let mine = layer_with("components: # cellgen: ~ when empty is fine\n    - ../a");
+    assert_eq!(
+        remove_flux_component(&mine, "../a").unwrap(),
+        layer_with("components: [] # cellgen: ~ when empty is fine")
+    );
     let flow = add_flux_component("spec: {components: ~, a: 1}\n", "../a").unwrap();
     assert_eq!(flow, "spec: {components: [../a], a: 1}\n");
 }
@@ -137,7 +151,7 @@ fn schema_and_keys() {
     let added = append_keys(&text2, &[("b".to_string(), fields)]).unwrap();
     assert!(
         added.contains(
-            "    example: x\n  b:\n    description: \"B: colon\\nnew line\"\n    example: y\n    since: 2\n# trailing"
+            "    example: x\n  b:\n    description: \"B: colon\\nnew line\"\n    example: 'y'\n    since: 2\n# trailing"
         ),
         "{added}"
     );
