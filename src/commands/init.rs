@@ -14,7 +14,7 @@ use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     if let Some(root) = Repo::find_root(&session.start) {
-        return adopt_schemas(&root, args.dry_run);
+        return existing_repository(&root, &args);
     }
     let mut plan = Plan::new(&session.start);
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
@@ -42,13 +42,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         .clone()
         .or_else(|| current_branch(&root))
         .unwrap_or_else(|| "main".into());
-    if git_branch.is_empty() || git_branch.contains(char::is_whitespace) {
-        return Err(CellgenError::InvalidFlag {
-            flag: "--git-branch".into(),
-            reason: format!("`{git_branch}` is not a branch name"),
-        }
-        .into());
-    }
+    check_branch(&git_branch)?;
     if let Some(bucket) = &args.state_bucket {
         validate_bucket(bucket)?;
     }
@@ -179,10 +173,35 @@ pub fn scaffold_kept(kept: &Kept, root: &Utf8Path) -> Vec<super::Kept> {
 }
 
 /// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:
-/// the editor schemas in .cellgen/schemas and cellgen.yaml's line pointing at its schema.
-fn adopt_schemas(root: &Utf8Path, dry_run: bool) -> Result<()> {
+/// the editor schemas in .cellgen/schemas and cellgen.yaml's line pointing at its schema. The
+/// Git source flags say where Flux syncs from: cellgen.yaml takes them. A setting flag whose
+/// value differs from cellgen.yaml's is refused, naming it: each has consequences cellgen does
+/// not decide for every cell at once.
+fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
     use crate::model::schema::{self, SchemaFile};
+    let repo = Repo::open(root)?;
+    let config = &repo.config;
+    let url = args
+        .repo
+        .git_url
+        .as_deref()
+        .map(|u| {
+            normalise_git_url(u).map_err(|reason| CellgenError::InvalidFlag {
+                flag: "--git-url".into(),
+                reason,
+            })
+        })
+        .transpose()?;
+    if let Some(branch) = &args.repo.git_branch {
+        check_branch(branch)?;
+    }
+    refuse_other_settings(config, &args.repo)?;
     let mut plan = Plan::new(root);
+    let moved = crate::ops::git_source::set_git_source(
+        &mut plan,
+        url.as_deref(),
+        args.repo.git_branch.as_deref(),
+    )?;
     schema::plan_all(&mut plan)?;
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
     if let Some(text) = schema::with_modeline(&text, SchemaFile::Config, Utf8Path::new(CONFIG_FILE))
@@ -196,11 +215,108 @@ fn adopt_schemas(root: &Utf8Path, dry_run: bool) -> Result<()> {
         );
         return Ok(());
     }
-    println!(
-        "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
-        root
-    );
-    super::finish(&plan, &[], dry_run)
+    let mut notes = Vec::new();
+    if moved.is_empty() {
+        println!(
+            "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
+            root
+        );
+    } else {
+        println!("{root} is already a cellgen repository; its Git source changes:");
+        for (field, from, to) in &moved {
+            println!("  {field}: {from} -> {to}");
+        }
+        let cells = repo.cells()?;
+        let mut where_ = Vec::new();
+        if !cells.is_empty() {
+            where_.push(format!(
+                "the terraform.tfvars of {} existing cell(s), whose next `terraform apply` then points Flux at it",
+                cells.len()
+            ));
+        }
+        if moved.iter().any(|(field, _, _)| *field == "git.branch") {
+            where_.push("the CI workflow's branch (.github/workflows/cellgen.yaml)".into());
+        }
+        if !where_.is_empty() {
+            notes.push(format!(
+                "\nNew cells take it; `cellgen upgrade` carries it to {}.",
+                where_.join(", and to ")
+            ));
+        }
+    }
+    super::finish_with_notes(&plan, &[], args.dry_run, &notes)
+}
+
+fn check_branch(branch: &str) -> Result<(), CellgenError> {
+    if branch.is_empty() || branch.contains(char::is_whitespace) {
+        return Err(CellgenError::InvalidFlag {
+            flag: "--git-branch".into(),
+            reason: format!("`{branch}` is not a branch name"),
+        });
+    }
+    Ok(())
+}
+
+/// The settings flags other than the Git source, in an existing repository: the same value as
+/// cellgen.yaml's is nothing to do; another is refused, naming the flag and where to change it.
+fn refuse_other_settings(config: &config::Config, args: &RepoArgs) -> Result<(), CellgenError> {
+    let differs = |given: Option<Vec<String>>, current: Vec<String>| {
+        given.is_some_and(|g| {
+            let g: Vec<String> = g
+                .into_iter()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .collect();
+            g != current
+        })
+    };
+    let checks = [
+        (
+            "--state-bucket",
+            differs(
+                args.state_bucket.clone().map(|b| vec![b]),
+                config.terraform.state_bucket.clone().into_iter().collect(),
+            ),
+            "terraform.state_bucket",
+            "every cell's backend.tf names the bucket its state is in, so moving it is a state migration (`terraform init -migrate-state` in each cell) first",
+        ),
+        (
+            "--state-region",
+            differs(
+                args.state_region.clone().map(|r| vec![r]),
+                config.terraform.state_region.clone().into_iter().collect(),
+            ),
+            "terraform.state_region",
+            "it is the bucket's own region, which every cell's backend.tf names",
+        ),
+        (
+            "--admin-role-arn",
+            differs(
+                args.admin_role_arns.clone(),
+                config.cluster_access.admin_role_arns.clone(),
+            ),
+            "cluster_access.admin_role_arns",
+            "every cell's settings.tf reads the list at plan time; add or remove a role there on purpose rather than replace the list with the flag's",
+        ),
+        (
+            "--public-endpoint-cidrs",
+            differs(
+                args.public_endpoint_cidrs.clone(),
+                config.cluster_access.public_endpoint_cidrs.clone(),
+            ),
+            "cluster_access.public_endpoint_cidrs",
+            "every cell's settings.tf reads the list at plan time",
+        ),
+    ];
+    match checks.iter().find(|(_, differs, _, _)| *differs) {
+        Some((flag, _, field, why)) => Err(CellgenError::InvalidFlag {
+            flag: (*flag).into(),
+            reason: format!(
+                "{CONFIG_FILE} already exists, and init changes only its Git source (--git-url, --git-branch) there: change `{field}` in it yourself ({why}). Nothing was written"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> Result<String> {

@@ -3,6 +3,7 @@
 //! never prompt or print.
 
 pub mod components;
+pub mod git_source;
 pub mod keys;
 pub mod regenerate;
 pub mod teardown;

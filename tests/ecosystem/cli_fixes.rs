@@ -198,3 +198,93 @@ fn on_a_terminal_a_misspelt_component_is_not_preceded_by_the_cell_question() {
         "it asked for the cell first:\n{text}"
     );
 }
+
+/// `init --git-url/--git-branch` in an existing repository does what the flags say: cellgen.yaml's
+/// Git source changes in place (reported as updated, the old and new values named), a second run
+/// changes nothing, and `upgrade` carries it to the cells. A settings flag init does not change
+/// there is refused, naming it, unless it says what cellgen.yaml already says.
+#[test]
+fn init_in_an_existing_repository_applies_the_git_source_flags() {
+    let dir = new_repo(&[PROD]);
+    let root = dir.path();
+    let config = root.join("cellgen.yaml");
+    let original = read(&config);
+    let args = [
+        "init",
+        "--git-url",
+        "git@github.com:acme/platform.git",
+        "--git-branch",
+        "release",
+    ];
+    let out = run_ok(root, &args);
+    assert!(
+        out.contains(
+            "git.url: ssh://git@github.com/acme/infra.git -> ssh://git@github.com/acme/platform.git"
+        ) && out.contains("git.branch: main -> release")
+            && out.contains("updated  cellgen.yaml")
+            && out.contains(
+                "`cellgen upgrade` carries it to the terraform.tfvars of 1 existing cell(s)"
+            ),
+        "{out}"
+    );
+    assert_eq!(
+        read(&config),
+        original
+            .replace(
+                "url: ssh://git@github.com/acme/infra.git",
+                "url: ssh://git@github.com/acme/platform.git"
+            )
+            .replace("branch: main", "branch: release")
+    );
+    let before = tree_hash(root);
+    let out = run_ok(root, &args);
+    assert!(out.contains("nothing to do"), "{out}");
+    assert_tree_unchanged(&before, &tree_hash(root), "init with the same Git source");
+    run_ok(root, &["upgrade"]);
+    let tfvars = read(&root.join(format!("terraform/cells/{PROD}/terraform.tfvars")));
+    assert!(
+        tfvars.contains("\"ssh://git@github.com/acme/platform.git\"")
+            && tfvars.contains("\"release\""),
+        "{tfvars}"
+    );
+
+    // The same admin roles as cellgen.yaml's: nothing to refuse. Others: refused, nothing written.
+    let roles = yaml_serde::from_str::<yaml_serde::Value>(&read(&config)).unwrap()["cluster_access"]
+        ["admin_role_arns"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    run_ok(root, &["init", "--admin-role-arn", &roles]);
+    for (flag, value, field) in [
+        (
+            "--admin-role-arn",
+            "arn:aws:iam::123456789012:role/other",
+            "cluster_access.admin_role_arns",
+        ),
+        (
+            "--state-bucket",
+            "acme-other-state",
+            "terraform.state_bucket",
+        ),
+        (
+            "--public-endpoint-cidrs",
+            "203.0.113.0/24",
+            "cluster_access.public_endpoint_cidrs",
+        ),
+    ] {
+        let before = tree_hash(root);
+        let out = run(root, &["init", flag, value, "--git-branch", "next"]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(flag)
+                && err.contains(&format!("change `{field}` in it yourself"))
+                && err.contains("Nothing was written"),
+            "{err}"
+        );
+        assert_tree_unchanged(&before, &tree_hash(root), flag);
+    }
+}
