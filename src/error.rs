@@ -51,6 +51,12 @@ pub enum CellgenError {
     #[error("{}: {message}", path)]
     InvalidFile { path: Utf8PathBuf, message: String },
 
+    /// Standard output could not be written (a full disk, a closed pipe, a device error).
+    #[error(
+        "cannot write to standard output: {io}. A command that changes files wrote them before reporting, so check `git status`; free the space or send the output somewhere else"
+    )]
+    Stdout { io: std::io::Error },
+
     /// `remove-cell --terraform-destroyed` found Terraform state in the stack it would delete.
     #[error(
         "{} still holds Terraform state or its working directory, so --terraform-destroyed removes nothing (nothing was written): {}. State is the only record of what the cell owns in AWS, and cellgen deletes none of it. If resources remain, destroy them: `terraform -chdir={} destroy` (in every workspace: `terraform workspace select <name>` first). If this state belongs in the backend, move it there (`terraform -chdir={} init -migrate-state`). Once you are sure nothing is left, remove these yourself and run this again",

@@ -17,8 +17,10 @@ fn main() -> ExitCode {
     cellgen::commands::ui::color::init(cli.color);
     match cellgen::commands::run(cli) {
         Ok(code) => code,
+        // Whoever read the output stopped reading (`| head`): nothing is wrong, nothing to say.
+        Err(err) if cellgen::commands::ui::out::is_closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("{} {err:#}", cellgen::commands::ui::color::error_label());
+            cellgen::errln!("{} {err:#}", cellgen::commands::ui::color::error_label());
             let code = err
                 .downcast_ref::<cellgen::error::CellgenError>()
                 .map_or(1, |e| e.exit_code());
@@ -27,7 +29,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// `cellgen list | head` must end quietly, as other Unix tools do, not panic in `println!`. Rust
+/// `cellgen list | head` must end quietly, as other Unix tools do, not panic in a write. Rust
 /// ignores SIGPIPE by default; restore the default action. Applies never write to stdout, and
 /// the journal repairs an interrupted one anyway.
 fn restore_sigpipe() {

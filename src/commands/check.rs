@@ -36,7 +36,7 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
         CheckFormat::Json => report.to_json(),
         CheckFormat::Github => report.to_github(),
     };
-    print!("{output}");
+    crate::out!("{output}")?;
     write_step_summary(&report)?;
     Ok(if report.errors() > 0 {
         ExitCode::from(1)

@@ -1,8 +1,6 @@
 //! `cellgen completions <shell>`: a completion script on stdout.
 
-use std::io::Write;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs};
@@ -13,7 +11,5 @@ pub fn run(args: CompletionsArgs) -> Result<()> {
     // clap_complete panics when its writer fails: render in memory, then report a closed pipe.
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, name, &mut script);
-    std::io::stdout()
-        .write_all(&script)
-        .context("cannot write the completion script to stdout")
+    Ok(crate::commands::ui::out::stdout_bytes(&script)?)
 }

@@ -29,21 +29,22 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
     )?;
     state::track_all_edits(&mut plan, &cell.name)?;
     if outcome.changed.is_empty() {
-        println!(
+        crate::outln!(
             "{} is already in cell {}; nothing changed.",
-            args.name, cell.name
-        );
+            args.name,
+            cell.name
+        )?;
         return Ok(());
     }
     crate::model::schema::refresh(&mut plan)?;
     super::finish(&plan, &[], args.dry_run)?;
-    report(&outcome, "Added", "to", &cell.name, args.dry_run);
+    report(&outcome, "Added", "to", &cell.name, args.dry_run)?;
     if !args.dry_run {
-        println!(
+        crate::outln!(
             "\nNext: commit and open a pull request (CI runs `cellgen check`); `terraform apply` in terraform/cells/{} creates the identity and then the keys, and Flux installs {} once they exist.",
             cell.name,
             outcome.changed.join(", ")
-        );
+        )?;
     }
     Ok(())
 }
@@ -58,30 +59,36 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
     let outcome = components::remove(&mut plan, &templates, &catalog, &cell, &args.name)?;
     state::track_all_edits(&mut plan, &cell.name)?;
     if outcome.changed.is_empty() {
-        println!(
+        crate::outln!(
             "{} is not in cell {}; nothing changed.",
-            args.name, cell.name
-        );
+            args.name,
+            cell.name
+        )?;
         return Ok(());
     }
     crate::model::schema::refresh(&mut plan)?;
     super::finish(&plan, &[], args.dry_run)?;
-    report(&outcome, "Removed", "from", &cell.name, args.dry_run);
+    report(&outcome, "Removed", "from", &cell.name, args.dry_run)?;
     if !args.dry_run {
         let component = catalog.get(&args.name)?;
         let layers: Vec<String> = repo.config.layers.iter().map(|l| l.name.clone()).collect();
         match crate::ops::teardown::component_steps(component, &cell.name, &layers) {
             Some(steps) => {
-                println!(
+                crate::outln!(
                     "\n{} owns cloud resources only it removes. In a running cell, in this order:",
                     component.name
-                );
-                super::remove_cell::print_steps(&steps, &mut |line| println!("{line}"));
+                )?;
+                let mut lines = Vec::new();
+                super::remove_cell::print_steps(&steps, &mut |line| lines.push(line));
+                for line in lines {
+                    crate::outln!("{line}")?;
+                }
             }
-            None => println!(
+            None => crate::outln!(
                 "\nNext: commit and open a pull request. Once merged, Flux prunes what {} applied; then `terraform -chdir=terraform/cells/{} apply` removes its identity and keys (in that order: a key removed first stops the layers that still read it).",
-                component.name, cell.name
-            ),
+                component.name,
+                cell.name
+            )?,
         }
     }
     Ok(())
@@ -120,17 +127,24 @@ pub fn add_with_consent(
     }
 }
 
-fn report(outcome: &Outcome, verb: &str, preposition: &str, cell: &str, dry_run: bool) {
+fn report(
+    outcome: &Outcome,
+    verb: &str,
+    preposition: &str,
+    cell: &str,
+    dry_run: bool,
+) -> Result<(), CellgenError> {
     if dry_run {
-        return;
+        return Ok(());
     }
-    println!(
+    crate::outln!(
         "\n{verb} {} {preposition} cell {cell}.",
         outcome.changed.join(", ")
-    );
+    )?;
     if let Some((from, to)) = outcome.schema {
-        println!(
+        crate::outln!(
             "The key set changed: schema {from} -> {to} in cellgen.yaml; cell {cell}'s cell-metadata.tf carries the number of its newest key, other cells keep theirs."
-        );
+        )?;
     }
+    Ok(())
 }

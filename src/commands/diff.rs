@@ -35,7 +35,7 @@ pub fn run(session: &mut Session, args: DiffArgs) -> Result<ExitCode> {
         DiffFormat::Markdown => diff.to_markdown(COMMENT_LIMIT),
         DiffFormat::Github => diff.to_github(),
     };
-    print!("{output}");
+    crate::out!("{output}")?;
     // Both sides' renderings and build caches are large trees of small allocations and the
     // command ends here: freeing them one by one would only cost time (about 2% of the
     // command); the operating system takes the memory back at exit.

@@ -1,4 +1,4 @@
-use std::io::{Read, Write};
+use std::io::Read;
 
 use anyhow::{Context, Result};
 
@@ -29,8 +29,6 @@ pub fn run(args: EnvsubstArgs) -> Result<()> {
             .unwrap_or_default();
         anyhow::anyhow!("stdin{at}: {e}")
     })?;
-    std::io::stdout()
-        .write_all(output.as_bytes())
-        .context("cannot write stdout")?;
+    crate::commands::ui::out::stdout_bytes(output.as_bytes())?;
     Ok(())
 }

@@ -34,10 +34,10 @@ pub fn run(session: &mut Session, args: ExplainArgs) -> Result<()> {
         .into());
     };
     for (cell, why) in &graph.incomplete {
-        eprintln!(
+        crate::errln!(
             "note: cell {cell}: some manifests could not be read, so their uses are missing: {why}"
         );
     }
-    print!("{}", node.to_text(graph.cells.len()));
+    crate::out!("{}", node.to_text(graph.cells.len()))?;
     Ok(())
 }

@@ -18,7 +18,7 @@ pub fn run(session: &mut Session, args: GraphArgs) -> Result<()> {
     let mut cache = snapshot.build_cache(Mode::Auto);
     let graph = crate::analysis::graph::build(&snapshot, &cells, &mut cache);
     for (cell, why) in &graph.incomplete {
-        eprintln!(
+        crate::errln!(
             "note: cell {cell}: some manifests could not be read, so their uses are missing: {why}"
         );
     }
@@ -27,6 +27,6 @@ pub fn run(session: &mut Session, args: GraphArgs) -> Result<()> {
         GraphFormat::Dot => graph.to_dot(),
         GraphFormat::Text => graph.to_text(),
     };
-    print!("{output}");
+    crate::out!("{output}")?;
     Ok(())
 }

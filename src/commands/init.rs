@@ -23,9 +23,9 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     crate::model::state::track_repository(&mut plan)?;
     super::finish(&plan, &scaffold_kept(&kept, plan.root()), args.dry_run)?;
     if !args.dry_run {
-        println!(
+        crate::outln!(
             "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."
-        );
+        )?;
     }
     Ok(())
 }
@@ -60,7 +60,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         public_endpoint_cidrs,
     };
     if settings.admin_role_arns.is_empty() {
-        eprintln!(
+        crate::errln!(
             "warning: cellgen.yaml will name no cluster admin role (--admin-role-arn): add cluster_access.admin_role_arns before a cell's first `terraform apply`, which fails without one"
         );
     }
@@ -209,22 +209,23 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
         plan.write(CONFIG_FILE, text)?;
     }
     if plan.is_empty() {
-        println!(
+        crate::outln!(
             "{} is already a cellgen repository ({}); nothing to do.",
-            root, CONFIG_FILE
-        );
+            root,
+            CONFIG_FILE
+        )?;
         return Ok(());
     }
     let mut notes = Vec::new();
     if moved.is_empty() {
-        println!(
+        crate::outln!(
             "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
             root
-        );
+        )?;
     } else {
-        println!("{root} is already a cellgen repository; its Git source changes:");
+        crate::outln!("{root} is already a cellgen repository; its Git source changes:")?;
         for (field, from, to) in &moved {
-            println!("  {field}: {from} -> {to}");
+            crate::outln!("  {field}: {from} -> {to}")?;
         }
         let cells = repo.cells()?;
         let mut where_ = Vec::new();
@@ -337,7 +338,7 @@ fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> R
                 .input("Git URL Flux syncs from (ssh://…)", origin.as_deref())?;
             match normalise_git_url(&answer) {
                 Ok(url) => return Ok(url),
-                Err(reason) => eprintln!("{reason}"),
+                Err(reason) => crate::errln!("{reason}"),
             }
         }
     }
@@ -423,7 +424,7 @@ fn resolve_admin_roles(session: &mut Session, args: &RepoArgs) -> Result<Vec<Str
         )?;
         match check(answer.split(',').map(str::to_string).collect()) {
             Ok(arns) => return Ok(arns),
-            Err(reason) => eprintln!("{reason}"),
+            Err(reason) => crate::errln!("{reason}"),
         }
     }
 }
@@ -459,7 +460,7 @@ fn resolve_public_endpoint_cidrs(session: &mut Session, args: &RepoArgs) -> Resu
         let answer = if answer.trim() == "none" { "" } else { &answer };
         match check(answer.split(',').map(str::to_string).collect()) {
             Ok(cidrs) => return Ok(cidrs),
-            Err(reason) => eprintln!("{reason}"),
+            Err(reason) => crate::errln!("{reason}"),
         }
     }
 }

@@ -65,17 +65,17 @@ pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
         }
     };
     for warning in &outcome.warnings {
-        eprintln!("warning: {warning}");
+        crate::errln!("warning: {warning}");
     }
     if let Some(why) = &outcome.nothing {
-        println!("{why} Nothing to change.");
+        crate::outln!("{why} Nothing to change.")?;
         return Ok(());
     }
     state::track_all_edits(&mut plan, "")?;
     crate::model::schema::refresh(&mut plan)?;
     super::finish(&plan, &[], dry_run)?;
     if !dry_run && !plan.is_empty() {
-        println!("\n{done}");
+        crate::outln!("\n{done}")?;
     }
     Ok(())
 }

@@ -17,10 +17,10 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
             let catalog = Catalog::load(&Templates::new(), &plan)?;
             let rows = inventory::cells(&plan, &repo.config, &catalog, &repo.cells()?)?;
             match args.format {
-                ListFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
-                ListFormat::Table if rows.is_empty() => {
-                    println!("No cells yet: create one with `cellgen new <region>-<environment>`.")
-                }
+                ListFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&rows)?)?,
+                ListFormat::Table if rows.is_empty() => crate::outln!(
+                    "No cells yet: create one with `cellgen new <region>-<environment>`."
+                )?,
                 ListFormat::Table => {
                     let mut own = false;
                     let mut problems = Vec::new();
@@ -73,14 +73,14 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
                             "COMPONENTS",
                         ],
                         table,
-                    );
+                    )?;
                     if own {
-                        println!(
+                        crate::outln!(
                             "\n* the cell's own version (`cellgen set-version`, spec.patches of its layer file); the others are the shared definition's."
-                        );
+                        )?;
                     }
                     for problem in problems {
-                        eprintln!("note: {problem}");
+                        crate::errln!("note: {problem}");
                     }
                 }
             }
@@ -111,7 +111,7 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
                             spec: &c.spec,
                         })
                         .collect();
-                    println!("{}", serde_json::to_string_pretty(&rows)?);
+                    crate::outln!("{}", serde_json::to_string_pretty(&rows)?)?;
                 }
                 ListFormat::Table => print_table(
                     &[
@@ -148,14 +148,14 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
                             ]
                         })
                         .collect(),
-                ),
+                )?,
             }
         }
     }
     Ok(())
 }
 
-fn print_table(headers: &[&str], rows: Vec<Vec<String>>) {
+fn print_table(headers: &[&str], rows: Vec<Vec<String>>) -> Result<(), crate::error::CellgenError> {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -175,10 +175,11 @@ fn print_table(headers: &[&str], rows: Vec<Vec<String>>) {
                 }
             })
             .collect();
-        println!("{}", text.join("  "));
+        crate::outln!("{}", text.join("  "))
     };
-    line(headers.iter().map(|h| h.to_string()).collect());
+    line(headers.iter().map(|h| h.to_string()).collect())?;
     for row in rows {
-        line(row);
+        line(row)?;
     }
+    Ok(())
 }

@@ -1,7 +1,5 @@
 //! `cellgen man`: the man page on stdout, or one page per subcommand in a directory.
 
-use std::io::Write;
-
 use anyhow::{Context, Result};
 use clap::CommandFactory;
 
@@ -16,9 +14,7 @@ pub fn run(session: &Session, args: ManArgs) -> Result<()> {
     let Some(dir) = args.out_dir else {
         let mut out = Vec::new();
         clap_mangen::Man::new(command).render(&mut out)?;
-        std::io::stdout()
-            .write_all(&out)
-            .context("cannot write the man page to stdout")?;
+        crate::commands::ui::out::stdout_bytes(&out)?;
         return Ok(());
     };
     let mut pages = Vec::new();

@@ -88,12 +88,12 @@ pub fn lock_repository(start: &Utf8Path, access: Access) -> Result<RepoLock> {
                 format!("`{}` (pid {})", done.command, done.pid)
             };
             if done.rolled_back {
-                eprintln!(
+                crate::errln!(
                     "cellgen: {who} was interrupted before it had written all its changes; rolled back {}: the repository is as it was before it.",
                     crate::analysis::findings::plural(done.changes, "planned change")
                 );
             } else {
-                eprintln!(
+                crate::errln!(
                     "cellgen: {who} was interrupted after it had written all its changes; finished its cleanup."
                 );
             }
@@ -103,7 +103,7 @@ pub fn lock_repository(start: &Utf8Path, access: Access) -> Result<RepoLock> {
 }
 
 fn waiting(holder: &str) {
-    eprintln!(
+    crate::errln!(
         "Waiting for the repository lock (up to {} s): {holder}",
         crate::writer::lock::wait_limit().as_secs_f64().round()
     );
@@ -256,19 +256,19 @@ pub fn finish_with_notes(
     notes: &[String],
 ) -> Result<()> {
     if dry_run {
-        print!("{}", crate::commands::ui::color::diff(&plan.diff()));
+        crate::out!("{}", crate::commands::ui::color::diff(&plan.diff()))?;
         let changed: Vec<_> = plan.summary().into_iter().map(|(_, p)| p).collect();
         for k in kept {
             if changed.contains(&k.path.as_path()) {
-                eprintln!("  {:>7}  {} ({})", "edited", k.shown, k.edited);
+                crate::errln!("  {:>7}  {} ({})", "edited", k.shown, k.edited);
             } else {
-                eprintln!("{}", kept_line(k));
+                crate::errln!("{}", kept_line(k));
             }
         }
         for note in notes {
-            eprintln!("{note}");
+            crate::errln!("{note}");
         }
-        eprintln!("{}", closing(plan.is_empty(), kept.is_empty(), true));
+        crate::errln!("{}", closing(plan.is_empty(), kept.is_empty(), true));
         return Ok(());
     }
     if !plan.is_empty() {
@@ -277,26 +277,26 @@ pub fn finish_with_notes(
     let summary = plan.summary();
     for (kind, path) in &summary {
         match kept.iter().find(|k| k.path == *path) {
-            Some(k) => println!(
+            Some(k) => crate::outln!(
                 "  {}  {} ({})",
                 crate::commands::ui::color::change(*kind),
                 path,
                 k.edited
-            ),
-            None => println!("  {}  {}", crate::commands::ui::color::change(*kind), path),
+            )?,
+            None => crate::outln!("  {}  {}", crate::commands::ui::color::change(*kind), path)?,
         }
     }
     for k in kept
         .iter()
         .filter(|k| !summary.iter().any(|(_, p)| *p == k.path))
     {
-        println!("{}", kept_line(k));
+        crate::outln!("{}", kept_line(k))?;
     }
     for note in notes {
-        println!("{note}");
+        crate::outln!("{note}")?;
     }
     if plan.is_empty() {
-        println!("{}", closing(true, kept.is_empty(), false));
+        crate::outln!("{}", closing(true, kept.is_empty(), false))?;
     }
     Ok(())
 }

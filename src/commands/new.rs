@@ -33,16 +33,17 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                 ),
             ] {
                 if given {
-                    eprintln!(
+                    crate::errln!(
                         "warning: {flag} is ignored: {} already exists; edit it to change repository settings",
                         root.join(CONFIG_FILE)
                     );
                 }
             }
             if root != session.start && !args.dry_run {
-                eprintln!(
+                crate::errln!(
                     "Using the cellgen repository at {} (its cellgen.yaml is the nearest above {}).",
-                    root, session.start
+                    root,
+                    session.start
                 );
             }
             (Plan::new(&root), repo.config, None)
@@ -59,7 +60,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     };
 
     if kept_scaffold.is_some() && !args.dry_run {
-        eprintln!(
+        crate::errln!(
             "No cellgen.yaml in {} or above: creating the repository scaffold there first (what `cellgen init` does).",
             plan.root()
         );
@@ -160,7 +161,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     ));
     super::finish(&plan, &kept, args.dry_run)?;
     if existing.is_some() && !wanted.is_empty() && !args.dry_run {
-        println!("\nAdded {} to cell {}.", wanted.join(", "), cell.name);
+        crate::outln!("\nAdded {} to cell {}.", wanted.join(", "), cell.name)?;
     }
     if !args.dry_run && existing.is_none() {
         print_next_steps(
@@ -168,7 +169,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
             &git_add_paths(&plan),
             config.terraform.state_bucket.is_none(),
             &config.git.branch,
-        );
+        )?;
     }
     Ok(())
 }
@@ -194,7 +195,7 @@ fn resolve_vpc_cidr(
     names.retain(|n| n != cell);
     let others = cidr::recorded(root, &names);
     for unreadable in others.iter().filter(|o| o.cidr.is_err()) {
-        eprintln!(
+        crate::errln!(
             "warning: cannot tell the VPC block of cell `{}` ({}): {}",
             unreadable.cell,
             location(unreadable),
@@ -249,7 +250,7 @@ fn resolve_vpc_cidr(
         None => match cidr::recorded_for(root, cell).and_then(|own| own.cidr.ok()) {
             Some(own) => {
                 if let Some((other, theirs)) = taken.iter().find(|(_, c)| c.overlaps(&own)) {
-                    eprintln!(
+                    crate::errln!(
                         "warning: cell `{cell}` keeps its VPC block {own}, which overlaps {theirs} of cell `{}` ({}); `cellgen check` reports it until one of them moves",
                         other.cell,
                         location(other)
@@ -366,7 +367,7 @@ fn resolve_kubernetes_version(
         .into());
     }
     if let Some(warning) = known.and_then(|was| version_step_warning(was, &version)) {
-        eprintln!("warning: {warning}");
+        crate::errln!("warning: {warning}");
     }
     Ok(version)
 }
@@ -411,14 +412,19 @@ fn resolve_egress(session: &mut Session, args: &NewArgs, known: Option<bool>) ->
     Ok(false)
 }
 
-fn print_next_steps(cell: &str, add: &[String], needs_bucket: bool, branch: &str) {
+fn print_next_steps(
+    cell: &str,
+    add: &[String],
+    needs_bucket: bool,
+    branch: &str,
+) -> Result<(), crate::error::CellgenError> {
     let backend = if needs_bucket {
         " -backend-config=\"bucket=<state-bucket>\" -backend-config=\"region=<bucket-region>\""
     } else {
         ""
     };
     let add = add.join(" ");
-    println!(
+    crate::outln!(
         "\nCell {cell} is ready. Next steps:\n  \
          1. Review and commit: git add {add} && git commit -m \"Add cell {cell}\"\n  \
          2. Open a pull request; CI runs `cellgen check` on it. Merge to {branch}: Flux syncs cells/{cell} from there.\n  \
@@ -427,5 +433,5 @@ fn print_next_steps(cell: &str, add: &[String], needs_bucket: bool, branch: &str
             terraform init{backend}\n       \
             export TF_VAR_flux_git_ssh_private_key=\"$(cat <deploy-key-file>)\"\n       \
             terraform apply"
-    );
+    )
 }

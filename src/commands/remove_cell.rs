@@ -25,7 +25,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     if let Some(why) = &removal.nothing {
         // Only when the repository shows the cell was removed (see `teardown::remove_cell`):
         // a re-run stays harmless.
-        println!("{why}");
+        crate::outln!("{why}")?;
         return Ok(());
     }
     // The repository's record forgets the shared files that left with the cell.

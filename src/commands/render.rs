@@ -111,7 +111,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         ));
         out.push_str(&to_multi_doc(&objects));
     }
-    print!("{out}");
+    crate::out!("{out}")?;
     Ok(())
 }
 
@@ -185,9 +185,11 @@ fn refuse_what_flux_refuses(
             );
         }
         if *source == Source::Unseen {
-            eprintln!(
+            crate::errln!(
                 "note: layer {}: {} {} is not rendered by the cell; its keys count as missing",
-                layer.name, reference.kind, reference.name
+                layer.name,
+                reference.kind,
+                reference.name
             );
         }
     }

@@ -1,8 +1,6 @@
 //! `cellgen schema <file>`: the JSON Schema of cellgen.yaml or component.yaml on stdout.
 
-use std::io::Write;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cli::{SchemaArgs, SchemaTarget};
 use crate::model::schema::SchemaFile;
@@ -12,7 +10,7 @@ pub fn run(args: SchemaArgs) -> Result<()> {
         SchemaTarget::CellgenYaml => SchemaFile::Config,
         SchemaTarget::ComponentYaml => SchemaFile::Component,
     };
-    std::io::stdout()
-        .write_all(file.json().as_bytes())
-        .context("cannot write the schema to stdout")
+    Ok(crate::commands::ui::out::stdout_bytes(
+        file.json().as_bytes(),
+    )?)
 }

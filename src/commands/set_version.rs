@@ -96,13 +96,13 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     // instead of replacing it with the shared version.
     crate::model::schema::refresh(&mut plan)?;
     if plan.is_empty() {
-        println!(
+        crate::outln!(
             "{} already run{} {} {}; nothing changed.",
             selected.join(", "),
             if selected.len() == 1 { "s" } else { "" },
             component.name,
             args.version,
-        );
+        )?;
         return Ok(());
     }
     super::finish(&plan, &[], args.dry_run)?;
@@ -110,16 +110,18 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
         return Ok(());
     }
     let what = if chart.is_oci_tag() { "tag" } else { "chart" };
-    println!();
+    crate::outln!()?;
     for (cell, from, to) in &outcome.moved {
-        println!("  {cell}: {} {what} {from} -> {to}", component.name);
+        crate::outln!("  {cell}: {} {what} {from} -> {to}", component.name)?;
     }
     match (&outcome.shared, outcome.own.as_slice()) {
-        (_, []) => println!(
+        (_, []) => crate::outln!(
             "\nEvery cell running {} is on {}: the shared definition ({}) says it, and no cell overrides it.",
-            component.name, args.version, chart.file
-        ),
-        (_, own) => println!(
+            component.name,
+            args.version,
+            chart.file
+        )?,
+        (_, own) => crate::outln!(
             "\nThe shared definition ({}) stays at {}; {} run{} a version of {} own (spec.patches of cells/<cell>/{}.yaml).",
             chart.location(),
             chart.version,
@@ -127,7 +129,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
             if own.len() == 1 { "s" } else { "" },
             if own.len() == 1 { "its" } else { "their" },
             chart.layer
-        ),
+        )?,
     }
     let next_stage = if outcome.own.is_empty() {
         String::new()
@@ -137,8 +139,8 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
             component.name, args.version
         )
     };
-    println!(
+    crate::outln!(
         "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, Flux upgrades the release in those cells.{next_stage}"
-    );
+    )?;
     Ok(())
 }

@@ -17,7 +17,7 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
     if !plan.is_empty() {
         super::finish(&plan, &[], args.dry_run)?;
     }
-    print_report(&report, args.dry_run, !plan.is_empty());
+    print_report(&report, args.dry_run, !plan.is_empty())?;
     let conflicts = report.conflicts();
     if conflicts.is_empty() && report.unresolved.is_empty() {
         return Ok(ExitCode::SUCCESS);
@@ -25,7 +25,7 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
     let label = upgrade::label();
     if !conflicts.is_empty() {
         let total: usize = conflicts.iter().map(|(_, n)| n).sum();
-        eprintln!(
+        crate::errln!(
             "{} {total} conflict{} in {} file{} {}: open each, keep what you want between `<<<<<<< ours` and `>>>>>>> {label}` (`||||||| base` shows what cellgen generated before), and delete the marker lines. `cellgen check` fails while a marker is left; then commit.",
             crate::commands::ui::color::error_label(),
             if total == 1 { "" } else { "s" },
@@ -44,7 +44,7 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
             .iter()
             .map(|(path, line)| format!("{}:{line}", path))
             .collect();
-        eprintln!(
+        crate::errln!(
             "{} conflict markers are still in {}: resolve them (keep what you want, delete the marker lines); `cellgen check` fails until then.",
             crate::commands::ui::color::error_label(),
             list.join(", ")
@@ -53,27 +53,39 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(1))
 }
 
-fn print_report(report: &Report, dry_run: bool, changed: bool) {
+fn print_report(
+    report: &Report,
+    dry_run: bool,
+    changed: bool,
+) -> Result<(), crate::error::CellgenError> {
     let version = crate::model::scaffold::VERSION;
     match (changed, dry_run) {
-        (false, _) => {
-            println!("Nothing to change: the repository is up to date with cellgen {version}.")
+        (false, _) => crate::outln!(
+            "Nothing to change: the repository is up to date with cellgen {version}."
+        )?,
+        (true, true) => {
+            crate::outln!("\nUpgrade to cellgen {version} (dry run: nothing was written).")?
         }
-        (true, true) => println!("\nUpgrade to cellgen {version} (dry run: nothing was written)."),
-        (true, false) => println!("\nUpgraded to cellgen {version}."),
+        (true, false) => crate::outln!("\nUpgraded to cellgen {version}.")?,
     }
     if !report.settings.is_empty() {
-        println!("\ncellgen.yaml gained:");
+        crate::outln!("\ncellgen.yaml gained:")?;
         for line in &report.settings {
-            println!("  {line}");
+            crate::outln!("  {line}")?;
         }
     }
-    println!(
+    crate::outln!(
         "\n  {:<28} {:>8} {:>6} {:>7} {:>5} {:>10} {:>8}",
-        "", "replaced", "added", "merged", "kept", "conflicts", "deleted"
-    );
+        "",
+        "replaced",
+        "added",
+        "merged",
+        "kept",
+        "conflicts",
+        "deleted"
+    )?;
     for group in &report.groups {
-        print_counts(group);
+        print_counts(group)?;
     }
     let list = |title: &str, pick: &dyn Fn(&Outcome) -> Option<String>| {
         let lines: Vec<String> = report
@@ -83,42 +95,44 @@ fn print_report(report: &Report, dry_run: bool, changed: bool) {
             .filter_map(|(path, outcome)| pick(outcome).map(|note| format!("  {}{note}", path)))
             .collect();
         if !lines.is_empty() {
-            println!("\n{title}");
+            crate::outln!("\n{title}")?;
             for line in lines {
-                println!("{line}");
+                crate::outln!("{line}")?;
             }
         }
+        Ok::<(), crate::error::CellgenError>(())
     };
     list("Merged (your changes and cellgen's):", &|o| {
         matches!(o, Outcome::Merged).then(String::new)
-    });
+    })?;
     list("Conflicts:", &|o| match o {
         Outcome::Conflicts(n, why) => Some(format!(
             " ({n}{})",
             why.as_ref().map(|w| format!("; {w}")).unwrap_or_default()
         )),
         _ => None,
-    });
+    })?;
     list("Left alone:", &|o| match o {
         Outcome::Left(why) => Some(format!(": {why}")),
         _ => None,
-    });
+    })?;
     if !report.notices.is_empty() {
-        println!("\nTo decide:");
+        crate::outln!("\nTo decide:")?;
         for notice in &report.notices {
-            println!("  {}: {}", notice.setting, notice.message);
+            crate::outln!("  {}: {}", notice.setting, notice.message)?;
         }
     }
     if !dry_run && changed {
-        println!(
+        crate::outln!(
             "\nNext: review the changes (`git diff`), run `cellgen check`, commit, and open a pull request. Then, in each cell's terraform/cells/<cell>, `terraform init -upgrade` (add -reconfigure if its backend.tf changed) and `terraform plan` before `terraform apply`."
-        );
+        )?;
     }
+    Ok(())
 }
 
-fn print_counts(group: &Group) {
+fn print_counts(group: &Group) -> Result<(), crate::error::CellgenError> {
     let name = group.cell.as_deref().unwrap_or("(repository)");
-    println!(
+    crate::outln!(
         "  {:<28} {:>8} {:>6} {:>7} {:>5} {:>10} {:>8}",
         name,
         group.count(|o| matches!(o, Outcome::Replaced)),
@@ -127,5 +141,5 @@ fn print_counts(group: &Group) {
         group.count(|o| matches!(o, Outcome::Kept)),
         group.count(Outcome::is_conflict),
         group.count(|o| matches!(o, Outcome::Deleted)),
-    );
+    )
 }

@@ -19,13 +19,13 @@ pub fn run(session: &mut Session, args: ValuesArgs) -> Result<()> {
     let data = snapshot.cell_sample(&cell.name, &mut cache)?;
     // Say what the values are: a tool fed this file must not take a contract example for the
     // cell's real cluster name or role ARN.
-    print!(
+    crate::out!(
         "# Sample cell-metadata of {cell}, as `cellgen check` and `render` substitute: literals and\n\
          # var.* values (terraform.tfvars) are the cell's own; a value Terraform computes at apply time\n\
          # (module outputs, resource attributes) is the contract's example (cellgen.yaml keys.<key>.example).\n\
          # The cell's real values: kubectl get configmap cell-metadata -n flux-system -o yaml\n{}",
         crate::ports::envsubst::to_flux_yaml(&configmap(&data)),
         cell = cell.name,
-    );
+    )?;
     Ok(())
 }

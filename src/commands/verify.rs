@@ -66,7 +66,7 @@ pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
         CheckFormat::Json => report.to_json(),
         CheckFormat::Github => report.to_github(),
     };
-    print!("{output}");
+    crate::out!("{output}")?;
     Ok(if report.errors() > 0 {
         ExitCode::from(1)
     } else {

@@ -242,3 +242,51 @@ fn a_closed_pipe_ends_cellgen_quietly() {
         assert_ne!(out.status.code(), Some(101), "cellgen {}", args.join(" "));
     }
 }
+
+/// Commands print through one path (`src/commands/ui/out.rs`: `out!`, `outln!`, `errln!`), which
+/// turns a write error into a clear error instead of the panic of `println!`. No other source
+/// file may print to stdout, and no command or `main` may print to stderr around it.
+#[test]
+fn every_command_prints_through_the_one_output_path() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for path in files {
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel == "commands/ui/out.rs" {
+            continue;
+        }
+        let command_layer = rel.starts_with("commands/") || rel == "main.rs" || rel == "cli.rs";
+        for (i, line) in read(&path).lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let stdout = ["println!", "print!("]
+                .iter()
+                .any(|m| code.contains(m) && !code.contains(&format!("e{m}")));
+            let stderr = code.contains("eprintln!") || code.contains("eprint!(");
+            let raw = code.contains("io::stdout()") && !rel.starts_with("commands/ui/");
+            if stdout || raw || (command_layer && stderr) {
+                found.push(format!("src/{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "print through crate::outln!/out!/errln! (src/commands/ui/out.rs) instead:\n{}",
+        found.join("\n")
+    );
+}

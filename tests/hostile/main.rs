@@ -1,5 +1,5 @@
 //! The hostile-input table: names, files, edits, filesystem, symlinks, signals, concurrency,
-//! state files, scalar typing.
+//! state files, scalar typing, write errors.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
@@ -18,6 +18,7 @@ mod scalar_typing;
 mod signals;
 mod state_files;
 mod symlinks;
+mod write_errors;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -172,6 +173,7 @@ fn hostile_table_counts() {
         ("concurrency", concurrency::CASES),
         ("state files", state_files::cases().len()),
         ("scalar typing", scalar_typing::cases().len()),
+        ("write errors", write_errors::CASES),
     ];
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     for (module, n) in counts {

@@ -1,5 +1,6 @@
 //! What every command shares on a terminal: colours, progress bars, questions.
 
 pub mod color;
+pub mod out;
 pub mod progress;
 pub mod prompt;
