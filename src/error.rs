@@ -51,6 +51,16 @@ pub enum CellgenError {
     #[error("{}: {message}", path)]
     InvalidFile { path: Utf8PathBuf, message: String },
 
+    /// An environment variable cellgen reads holds a value it does not accept.
+    #[error(
+        "invalid value `{value}` for the environment variable {name}: {accepted}. Unset it or give such a value"
+    )]
+    InvalidEnvironment {
+        name: &'static str,
+        value: String,
+        accepted: String,
+    },
+
     /// Standard output could not be written (a full disk, a closed pipe, a device error).
     #[error(
         "cannot write to standard output: {io}. A command that changes files wrote them before reporting, so check `git status`; free the space or send the output somewhere else"
@@ -223,6 +233,7 @@ impl CellgenError {
             CellgenError::InvalidCellName { .. }
             | CellgenError::MissingInput { .. }
             | CellgenError::InvalidFlag { .. }
+            | CellgenError::InvalidEnvironment { .. }
             | CellgenError::UnknownCell { .. }
             | CellgenError::NoSuchCell { .. }
             | CellgenError::UnknownComponent { .. }

@@ -105,7 +105,10 @@ pub fn lock_repository(start: &Utf8Path, access: Access) -> Result<RepoLock> {
 fn waiting(holder: &str) {
     crate::errln!(
         "Waiting for the repository lock (up to {} s): {holder}",
-        crate::writer::lock::wait_limit().as_secs_f64().round()
+        crate::writer::lock::wait_limit()
+            .unwrap_or_default()
+            .as_secs_f64()
+            .round()
     );
 }
 

@@ -65,13 +65,32 @@ impl Drop for RepoLock {
     }
 }
 
-/// How long to wait for a held lock: `CELLGEN_LOCK_WAIT` seconds, else 5.
-pub fn wait_limit() -> Duration {
-    std::env::var("CELLGEN_LOCK_WAIT")
+/// The environment variable that sets how long to wait, and the most it may say (a day: a
+/// larger wait is a mistake, and `Duration` cannot hold every float).
+pub const WAIT_VARIABLE: &str = "CELLGEN_LOCK_WAIT";
+const MAX_WAIT_SECS: f64 = 86_400.0;
+
+/// How long to wait for a held lock: `CELLGEN_LOCK_WAIT` seconds (0 to 86400, fractions
+/// allowed), else 5. Any other value is an error naming the variable: a typo must not turn into
+/// the default silently, nor a huge number into a panic.
+pub fn wait_limit() -> Result<Duration, CellgenError> {
+    let Some(value) = std::env::var_os(WAIT_VARIABLE) else {
+        return Ok(DEFAULT_WAIT);
+    };
+    let text = value.to_string_lossy();
+    text.trim()
+        .parse::<f64>()
         .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map_or(DEFAULT_WAIT, Duration::from_secs_f64)
+        .filter(|s| (0.0..=MAX_WAIT_SECS).contains(s))
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| CellgenError::InvalidEnvironment {
+            name: WAIT_VARIABLE,
+            value: text.into_owned(),
+            accepted: format!(
+                "the seconds to wait for the repository lock, a number from 0 to {MAX_WAIT_SECS} (fractions allowed; default {})",
+                DEFAULT_WAIT.as_secs()
+            ),
+        })
 }
 
 /// Takes the lock on `root`, waiting up to `wait_limit()`. `waiting` is called once, with the
@@ -92,7 +111,7 @@ pub fn acquire(
         root: root.to_path_buf(),
         source,
     })?;
-    let limit = wait_limit();
+    let limit = wait_limit()?;
     let start = Instant::now();
     let mut waiting = Some(waiting);
     loop {

@@ -13,7 +13,7 @@ use super::filesystem::{PROD, prod};
 use super::signals::{run, start_paused};
 use super::*;
 
-pub const CASES: usize = 6;
+pub const CASES: usize = 7;
 
 fn spawn(dir: &Path, args: &[&str]) -> std::process::Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cellgen"));
@@ -222,4 +222,29 @@ fn two_new_in_one_empty_directory_make_one_repository_with_both_cells() {
     if !twins.contains(&got) {
         assert_tree_unchanged(&twins[0], &got, "two at once (vs. prod first)");
     }
+}
+
+/// `CELLGEN_LOCK_WAIT` that is no number of seconds in range (huge, negative, not a number) is
+/// a usage error naming the variable and what it accepts: never a panic (a float too large for
+/// a `Duration`), never the default in silence.
+#[test]
+fn a_lock_wait_out_of_range_is_an_error_naming_the_variable() {
+    let dir = temp_dir();
+    prod(dir.path());
+    let before = tree_hash(dir.path());
+    for value in ["1e300", "-1", "five", "inf", "NaN", "86401"] {
+        for args in [&["list"][..], &["add-component", "karpenter"][..]] {
+            let (code, _, stderr) = run(dir.path(), &[("CELLGEN_LOCK_WAIT", value)], args);
+            assert_eq!(code, 2, "{value}: {stderr}");
+            for word in [
+                format!("invalid value `{value}` for the environment variable CELLGEN_LOCK_WAIT"),
+                "a number from 0 to 86400".to_string(),
+            ] {
+                assert!(stderr.contains(&word), "{value}: no `{word}` in:\n{stderr}");
+            }
+        }
+    }
+    assert_tree_unchanged(&before, &tree_hash(dir.path()), "refused lock waits");
+    let (code, _, stderr) = run(dir.path(), &[("CELLGEN_LOCK_WAIT", "86400")], &["list"]);
+    assert_eq!(code, 0, "{stderr}");
 }
