@@ -814,3 +814,75 @@ fn new_below_a_repository_uses_it_and_never_one_above_the_git_work_tree() {
         "outside the inner work tree: {changed:?}"
     );
 }
+
+/// Makes `path` immutable (`chattr +i`, as root on ext4/overlay/xfs/btrfs) for as long as the
+/// value lives; `None` where that is not possible here.
+#[cfg(target_os = "linux")]
+struct Immutable(std::path::PathBuf);
+
+#[cfg(target_os = "linux")]
+impl Immutable {
+    fn set(path: &Path) -> Option<Immutable> {
+        let ok = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Immutable(path.to_path_buf()))
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A target that cannot be replaced (immutable: neither linked nor renamed over): the apply
+/// fails naming it and rolls back, leaving nothing behind, not even the backup it had to copy
+/// (a hard link to an immutable file is refused). Without chattr (not root), a read-only stack
+/// directory stands in for it where permissions bind.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_immutable_target_is_rolled_back_leaving_nothing_behind() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir();
+    prod(dir.path());
+    let stack = dir.path().join("terraform/cells/eu-west-2-prod");
+    let target = stack.join("cell-metadata.tf");
+    let before = tree_hash(dir.path());
+    let guard = Immutable::set(&target);
+    if guard.is_none() {
+        fs::set_permissions(&stack, fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args([
+            "key",
+            "add",
+            "team_id",
+            "--terraform",
+            "var.name",
+            "--example",
+            "t",
+            "--description",
+            "d",
+        ])
+        .output()
+        .unwrap();
+    drop(guard);
+    fs::set_permissions(&stack, fs::Permissions::from_mode(0o755)).unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cell-metadata.tf") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert_tree_unchanged(&before, &tree_hash(dir.path()), "an immutable target");
+}

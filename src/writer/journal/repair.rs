@@ -34,8 +34,13 @@ pub(super) fn undo(root: &Utf8Path, record: &Record) -> Option<String> {
             Some(backup) => {
                 let backup = root.join(backup);
                 if exists(&backup) {
-                    // Before the rename the backup is a second link to the unchanged file.
-                    let restored = if same_file(&backup, &target) {
+                    // Before the rename the backup is a second name for the unchanged file: a
+                    // link to it, or a copy where it cannot be linked (an immutable file). The
+                    // temporary file still there says the rename never happened (a rename
+                    // consumes it), so the target is the original and the backup only goes.
+                    let unchanged =
+                        same_file(&backup, &target) || temp.as_ref().is_some_and(|t| exists(t));
+                    let restored = if unchanged {
                         fs::remove_file(&backup)
                     } else {
                         fs::rename(&backup, &target)
