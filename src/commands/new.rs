@@ -423,7 +423,8 @@ fn print_next_steps(
     } else {
         ""
     };
-    let add = add.join(" ");
+    // Paths to paste into a shell: one quoting function for every printed word.
+    let add = crate::ports::shell::command(add);
     crate::outln!(
         "\nCell {cell} is ready. Next steps:\n  \
          1. Review and commit: git add {add} && git commit -m \"Add cell {cell}\"\n  \

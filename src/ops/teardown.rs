@@ -17,6 +17,7 @@ use crate::model::repo::{cell_flux_dir, cell_terraform_dir, list_dirs};
 use crate::model::state;
 use crate::ops::components::{self, cell_components, planned_config};
 use crate::ports::edit::yaml::{self, Field};
+use crate::ports::shell;
 use crate::ports::templates::Templates;
 use crate::writer::plan::Plan;
 
@@ -389,29 +390,47 @@ fn go_duration_seconds(text: &str) -> Option<u64> {
     number.is_empty().then_some(total)
 }
 
+/// Every word of a printed command goes through one quoting function: a layer's name and
+/// namespace come from files, and must reach kubectl as one argument each, whatever they hold.
 fn suspend(layer: &str, namespace: &str, on: bool) -> String {
-    format!(
-        "kubectl --namespace {namespace} patch kustomization {layer} --type merge --patch '{{\"spec\":{{\"suspend\":{on}}}}}'"
-    )
+    shell::command(&[
+        "kubectl",
+        "--namespace",
+        namespace,
+        "patch",
+        "kustomization",
+        layer,
+        "--type",
+        "merge",
+        "--patch",
+        &format!("{{\"spec\":{{\"suspend\":{on}}}}}"),
+    ])
 }
 
 /// The ordered tear-down of a cell that may still run.
 pub fn cell_steps(config: &Config, cell: &CellName, layers: &[Layer]) -> Vec<Step> {
-    let tf = format!("terraform/cells/{}", cell.name);
+    let chdir = format!("-chdir=terraform/cells/{}", cell.name);
     let init = if config.terraform.state_bucket.is_some() {
-        format!("terraform -chdir={tf} init")
+        shell::command(&["terraform", &chdir, "init"])
     } else {
+        // The placeholders are the user's to fill in: not a command to paste as it is.
         format!(
-            "terraform -chdir={tf} init -backend-config=\"bucket=<state-bucket>\" -backend-config=\"region=<bucket-region>\""
+            "{} -backend-config=\"bucket=<state-bucket>\" -backend-config=\"region=<bucket-region>\"",
+            shell::command(&["terraform", &chdir, "init"])
         )
     };
     let mut steps = vec![
         Step {
             title: "Reach the cell's cluster, as one of cluster_access.admin_role_arns".into(),
-            commands: vec![format!(
-                "aws eks update-kubeconfig --region {} --name {}",
-                cell.region, cell.name
-            )],
+            commands: vec![shell::command(&[
+                "aws",
+                "eks",
+                "update-kubeconfig",
+                "--region",
+                &cell.region,
+                "--name",
+                &cell.name,
+            ])],
         },
         Step {
             title: "Keep Flux from applying the layers again from Git".into(),
@@ -424,12 +443,17 @@ pub fn cell_steps(config: &Config, cell: &CellName, layers: &[Layer]) -> Vec<Ste
             commands: layers
                 .iter()
                 .map(|l| {
-                    format!(
-                        "kubectl --namespace {} delete kustomization {} --wait --timeout {}",
-                        l.namespace,
-                        l.name,
-                        delete_timeout(l)
-                    )
+                    shell::command(&[
+                        "kubectl",
+                        "--namespace",
+                        &l.namespace,
+                        "delete",
+                        "kustomization",
+                        &l.name,
+                        "--wait",
+                        "--timeout",
+                        &delete_timeout(l),
+                    ])
                 })
                 .collect(),
         });
@@ -439,15 +463,17 @@ pub fn cell_steps(config: &Config, cell: &CellName, layers: &[Layer]) -> Vec<Ste
         commands: vec![
             init,
             "export TF_VAR_flux_git_ssh_private_key=\"$(cat <deploy-key-file>)\"".into(),
-            format!("terraform -chdir={tf} destroy"),
+            shell::command(&["terraform", &chdir, "destroy"]),
         ],
     });
     steps.push(Step {
         title: "Remove the stack from Git too, then merge".into(),
-        commands: vec![format!(
-            "cellgen remove-cell {} --terraform-destroyed",
-            cell.name
-        )],
+        commands: vec![shell::command(&[
+            "cellgen",
+            "remove-cell",
+            &cell.name,
+            "--terraform-destroyed",
+        ])],
     });
     steps
 }
@@ -491,7 +517,11 @@ pub fn component_steps(component: &Component, cell: &str, layers: &[String]) -> 
         },
         Step {
             title: "Last, its identity and keys (nothing reads them any more)".into(),
-            commands: vec![format!("terraform -chdir=terraform/cells/{cell} apply")],
+            commands: vec![shell::command(&[
+                "terraform",
+                &format!("-chdir=terraform/cells/{cell}"),
+                "apply",
+            ])],
         },
     ])
 }

@@ -7,5 +7,6 @@ pub mod edit;
 pub mod envsubst;
 pub mod kustomize;
 pub mod merge;
+pub mod shell;
 pub mod templates;
 pub mod yaml;

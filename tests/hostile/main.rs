@@ -1,5 +1,5 @@
 //! The hostile-input table: names, files, edits, filesystem, symlinks, signals, concurrency,
-//! state files, scalar typing, write errors.
+//! state files, scalar typing, write errors, shell quoting.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
@@ -15,6 +15,7 @@ mod files;
 mod filesystem;
 mod names;
 mod scalar_typing;
+mod shell_quoting;
 mod signals;
 mod state_files;
 mod symlinks;
@@ -174,6 +175,7 @@ fn hostile_table_counts() {
         ("state files", state_files::cases().len()),
         ("scalar typing", scalar_typing::cases().len()),
         ("write errors", write_errors::CASES),
+        ("shell quoting", shell_quoting::cases().len()),
     ];
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     for (module, n) in counts {
