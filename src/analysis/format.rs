@@ -95,13 +95,13 @@ impl Report {
                 ));
             } else {
                 left[i] += 1;
-                out.push_str(&format!(
+                out.push_str(&inert_log(&format!(
                     "{}[{}] {}: {}\n",
                     f.severity.as_str(),
                     f.code,
                     f.location(),
                     text.replace(['\r', '\n'], " ")
-                ));
+                )));
             }
         }
         if left.iter().any(|n| *n > 0) {
@@ -122,7 +122,7 @@ impl Report {
                 ))
             ));
         }
-        out.push_str(&format!("cellgen check: {}\n", self.totals()));
+        out.push_str(&inert_log(&format!("cellgen check: {}\n", self.totals())));
         out
     }
 
@@ -168,6 +168,35 @@ fn cell(s: &str) -> String {
         .replace(['\n', '\r'], "<br>")
 }
 
+/// Text for a GitHub Actions log that the runner never reads as a workflow command, whatever
+/// data (a file name, a message) it holds: the one function every plain line of `check` and
+/// `diff` in `--format github` goes through. The runner (actions/runner,
+/// `ActionCommandManager.TryProcessCommand`) reads each line (split at `\n`, `\r` or `\r\n`)
+/// as a command when, after leading whitespace, it starts with `::` (`ActionCommand.TryParseV2`)
+/// or when it holds `##[` anywhere (the legacy `TryParse`, still tried second). So a lone `\r`
+/// becomes `%0D`, `##[` becomes `##%5B`, and a line starting with `::` starts with `%3A:`
+/// instead; the rest is left as it was, readable.
+pub(crate) fn inert_log(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body.strip_suffix('\r').unwrap_or(body), &line[body.len()..]),
+            None => (line, ""),
+        };
+        let body = body.replace('\r', "%0D").replace("##[", "##%5B");
+        let lead = body.len() - body.trim_start().len();
+        if body[lead..].starts_with("::") {
+            out.push_str(&body[..lead]);
+            out.push_str("%3A");
+            out.push_str(&body[lead + 1..]);
+        } else {
+            out.push_str(&body);
+        }
+        out.push_str(if end.is_empty() { "" } else { "\n" });
+    }
+    out
+}
+
 /// GitHub workflow-command escaping of a message (also used by `diff`'s annotations).
 pub(crate) fn escape_data(s: &str) -> String {
     s.replace('%', "%25")
@@ -205,6 +234,36 @@ mod tests {
         };
         r.normalise();
         r
+    }
+
+    /// A finding past the annotations, in a file whose name holds workflow commands, is a plain
+    /// log line the runner does not obey.
+    #[test]
+    fn a_plain_line_never_carries_a_command() {
+        let mut r = report(ANNOTATIONS_PER_STEP, 0);
+        r.findings.push(
+            Finding::error(
+                "missing-key",
+                "x\n::error::pwned ##[error]y.yaml",
+                Some(1),
+                "m",
+            )
+            .in_cell("c"),
+        );
+        let out = r.to_github();
+        assert!(
+            out.contains("\n%3A:error::pwned ##%5Berror]y.yaml:1: m"),
+            "{out}"
+        );
+        for line in out.lines() {
+            let ours = ["::error ", "::warning ", "::notice "]
+                .iter()
+                .any(|c| line.starts_with(c));
+            assert!(
+                ours || !line.trim_start().starts_with("::") && !line.contains("##["),
+                "{line}"
+            );
+        }
     }
 
     #[test]
@@ -248,6 +307,10 @@ mod tests {
 
     #[test]
     fn escapes() {
+        assert_eq!(
+            inert_log("a\n::error::x\n  ::warning::y ##[error]z\r\nok\rno\n"),
+            "a\n%3A:error::x\n  %3A:warning::y ##%5Berror]z\nok%0Dno\n"
+        );
         assert_eq!(escape_data("a%b\nc"), "a%25b%0Ac");
         assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
         assert_eq!(cell("a|b\nc"), "a\\|b<br>c");

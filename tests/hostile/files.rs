@@ -75,8 +75,53 @@ fn brackets() -> String {
     format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))
 }
 
+/// A file name a runner would read as workflow commands if it reached the log raw: a line of
+/// its own starting with `::error::`, and the legacy `##[error]` form.
+const COMMANDING_NAME: &str = "x\n::error::pwned ##[error]y.yaml";
+
+/// The cell committed to Git, then a resource in the apps layer whose file has that name.
+fn commanding_file_name(dir: &Path) {
+    cell(dir);
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    std::fs::write(
+        dir.join("apps").join(COMMANDING_NAME),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pwn\n  namespace: apps\ndata:\n  a: ${nope}\n",
+    )
+    .unwrap();
+    let k = dir.join("apps/kustomization.yaml");
+    let text = std::fs::read_to_string(&k).unwrap();
+    std::fs::write(k, format!("{text}  - {:?}\n", COMMANDING_NAME)).unwrap();
+}
+
+/// No line of a `--format github` output is a workflow command the runner would obey, but
+/// cellgen's own annotations (actions/runner: `::` first after whitespace, or `##[` anywhere).
+fn no_smuggled_command(_: &Path, out: &Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for line in stdout.split(['\n', '\r']) {
+        let own = ["::notice ", "::error ", "::warning "]
+            .iter()
+            .any(|c| line.starts_with(c));
+        if own {
+            continue;
+        }
+        assert!(
+            !line.trim_start().starts_with("::") && !line.contains("##["),
+            "a raw workflow command in the log: {line:?}\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("pwn"), "{stdout}");
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
+        Case {
+            name: "diff --format github with a file name that holds workflow commands",
+            setup: commanding_file_name,
+            args: &["diff", "--format", "github"],
+            expect: Expect::Succeeds(no_smuggled_command),
+        },
         Case {
             name: "cellgen.yaml nested 100,000 brackets deep",
             setup: |root| {

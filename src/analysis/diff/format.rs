@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{CellDiff, ChangeKind, Diff, Group, LayerDiff};
 use crate::analysis::findings::plural;
 use crate::analysis::format::ANNOTATIONS_PER_STEP;
-use crate::analysis::format::{escape_data, escape_property};
+use crate::analysis::format::{escape_data, escape_property, inert_log};
 
 /// Characters GitHub accepts in an issue or pull-request comment body (65,536), less room for
 /// the note saying what was left out.
@@ -246,7 +246,8 @@ impl Diff {
             "::notice title=cellgen diff::{}\n",
             escape_data(&summary)
         ));
-        out.push_str(&self.to_text());
+        // Plain text, with file names and object names in it: none may start a command.
+        out.push_str(&inert_log(&self.to_text()));
         out
     }
 }
