@@ -59,6 +59,8 @@ pub struct GitTree {
     /// Every directory holding an entry (the root excluded).
     dirs: BTreeSet<Utf8PathBuf>,
     others: BTreeSet<Utf8PathBuf>,
+    /// Submodules (gitlinks): empty directories, as source-controller checks them out.
+    submodules: BTreeSet<Utf8PathBuf>,
     /// Each directory's entries (the root's under ""), sorted by name.
     children: BTreeMap<Utf8PathBuf, Vec<(OsString, Kind)>>,
 }
@@ -221,6 +223,13 @@ impl GitTree {
                 "120000" => {
                     tree.links.insert(path);
                 }
+                // A submodule (gitlink): source-controller's GitRepository, without
+                // `spec.recurseSubmodules`, checks it out as an empty directory (go-git's
+                // `checkoutChangeSubmodule` makes the directory and nothing in it).
+                "160000" => {
+                    tree.dirs.insert(path.clone());
+                    tree.submodules.insert(path);
+                }
                 "100644" | "100755" | "100664" => {
                     tree.files.insert(
                         path,
@@ -301,6 +310,11 @@ impl GitTree {
         }
     }
 
+    /// Whether `rel` is inside a submodule (see [`in_submodule`]).
+    fn in_submodule(&self, rel: &Utf8Path) -> bool {
+        !self.submodules.is_empty() && rel.ancestors().skip(1).any(|a| self.submodules.contains(a))
+    }
+
     fn children(&self, rel: &Utf8Path) -> Vec<(OsString, Kind)> {
         self.children.get(rel).cloned().unwrap_or_default()
     }
@@ -373,6 +387,32 @@ fn list_disk(abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
         out.push((entry.file_name(), Kind::of(entry.file_type()?)));
     }
     Ok(out)
+}
+
+/// Whether directory `rel` of the working tree is a Git submodule (or another repository inside
+/// this one): it holds a `.git`. The root's own `.git` is the repository's, never counted.
+fn is_submodule(files: &FileStore, rel: &Utf8Path) -> bool {
+    !rel.as_str().is_empty()
+        && files
+            .lstat(&rel.join(".git"))
+            .is_ok_and(|kind| kind != Kind::Missing)
+}
+
+/// Whether `rel` is inside a submodule of the working tree. source-controller's artifact has
+/// a submodule as an empty directory (see `GitTree::load`), so the working tree is read the
+/// same way: what a build sees there is what Flux sees, on both sides of `diff` and in `check`.
+fn in_submodule(files: &FileStore, rel: &Utf8Path) -> bool {
+    rel.ancestors()
+        .skip(1)
+        .take_while(|a| !a.as_str().is_empty())
+        .any(|a| is_submodule(files, a))
+}
+
+fn not_in_artifact() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        "inside a Git submodule, which Flux's GitRepository checks out empty without spec.recurseSubmodules",
+    )
 }
 
 fn not_found() -> io::Error {
@@ -540,16 +580,24 @@ impl Source {
     fn kind_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
         match self {
             Source::Disk(files) => match files.relative(abs) {
+                Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
                 Some(rel) => files.kind(rel),
                 None => disk_kind(abs),
             },
-            Source::Tree(tree) => Ok(tree.kind(&relative(root, abs))),
+            Source::Tree(tree) => {
+                let rel = relative(root, abs);
+                if tree.in_submodule(&rel) {
+                    return Err(not_in_artifact());
+                }
+                Ok(tree.kind(&rel))
+            }
         }
     }
 
     fn read_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         match self {
             Source::Disk(files) => match files.relative(abs) {
+                Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
                 Some(rel) => files.read(rel).map(|bytes| bytes.as_ref().clone()),
                 None => std::fs::read(abs),
             },
@@ -564,6 +612,8 @@ impl Source {
     ) -> io::Result<Vec<(OsString, Kind)>> {
         match self {
             Source::Disk(files) => match files.relative(abs) {
+                Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
+                Some(rel) if is_submodule(files, rel) => Ok(Vec::new()),
                 Some(rel) => files.list(rel).kinds(),
                 None => list_disk(abs),
             },

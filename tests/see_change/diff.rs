@@ -311,3 +311,70 @@ fn a_symbolic_link_committed_at_the_base_is_what_flux_would_not_find() {
     assert!(layer.get("error").is_none(), "{j:#}");
     assert_eq!(group_cells(&j).concat().len(), 3);
 }
+
+/// A Git submodule under a layer is what source-controller's GitRepository (no
+/// `spec.recurseSubmodules`) makes of it, an empty directory, on both sides of `diff` and in
+/// `check`: unreferenced, nothing changes; referenced, the build fails on both sides alike,
+/// naming the submodule as the reason, as Flux would fail.
+#[test]
+fn a_submodule_under_a_layer_is_an_empty_directory_on_both_sides() {
+    let sub = temp_dir();
+    git(sub.path(), &["init", "-q", "-b", "main"]);
+    fs::write(
+        sub.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sub\n  namespace: apps\n",
+    )
+    .unwrap();
+    git(sub.path(), &["add", "-A"]);
+    git(sub.path(), &["commit", "-q", "-m", "sub"]);
+    let dir = new_repo(&["eu-west-2-prod"]);
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    let url = sub.path().to_str().unwrap();
+    git(
+        root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            url,
+            "apps/vendored",
+        ],
+    );
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "base"]);
+    assert!(root.join("apps/vendored/cm.yaml").exists());
+
+    // Not referenced: nothing to say, and check is green.
+    let out = diff(root, &["--base", "HEAD"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("no change"), "{}", stdout(&out));
+    assert!(run(root, &["check"]).status.success());
+
+    // Referenced in the working tree: Flux sees nothing there, and neither does cellgen.
+    edit(
+        root,
+        "apps/kustomization.yaml",
+        "  - service-account.yaml\n",
+        "  - service-account.yaml\n  - vendored/cm.yaml\n",
+    );
+    let reason = "inside a Git submodule, which Flux's GitRepository checks out empty without spec.recurseSubmodules";
+    let out = diff(root, &["--base", "HEAD"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("rendering at the base: fine") && text.contains(reason),
+        "{text}"
+    );
+    let check = run(root, &["check"]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stdout(&check).contains(reason), "{}", stdout(&check));
+
+    // Committed: the base reads the gitlink as the same empty directory, so both sides agree.
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "reference"]);
+    let out = diff(root, &["--base", "HEAD"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("no change"), "{}", stdout(&out));
+}
