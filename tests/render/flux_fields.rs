@@ -47,6 +47,19 @@ fn flux_oracle(root: &Path, cell: &str, name: &str, vars: &BTreeMap<String, Stri
         .join(spec["path"].as_str().unwrap().trim_start_matches("./"));
     let kfile = dir.join("kustomization.yaml");
     let mut k = yaml(&kfile);
+    // fluxcd/pkg kustomize v1.35.4 (kustomize-controller v1.9.4), GenerateManifest: a
+    // kustomization file that lists no resources gets `buildMetadata: [originAnnotations]`,
+    // replacing its own ("to avoid 'kustomization.yaml is empty'"); the Kustomization's
+    // `spec.buildMetadata`, when set, replaces either.
+    if k["resources"].as_array().is_none_or(Vec::is_empty) {
+        k["buildMetadata"] = json!(["originAnnotations"]);
+    }
+    if spec["buildMetadata"]
+        .as_array()
+        .is_some_and(|b| !b.is_empty())
+    {
+        k["buildMetadata"] = spec["buildMetadata"].clone();
+    }
     for (field, key) in [
         ("targetNamespace", "namespace"),
         ("namePrefix", "namePrefix"),
@@ -520,6 +533,101 @@ fn a_layer_listing_no_resources_gets_the_origin_annotations_flux_asks_for() {
         render(root, &[DEV, "--layer", "apps", "--kustomize", "native"]).unwrap_err();
     assert_eq!(code, 1);
     assert!(stderr.contains("buildMetadata"), "{stderr}");
+}
+
+/// Build metadata (origin and transformer annotations) is what kustomize-controller applies.
+/// Set in the kustomization file of a layer Flux builds as written, kubectl on that layer is the
+/// reference; where kustomize-controller writes buildMetadata itself (a kustomization listing no
+/// resources gets `originAnnotations`, replacing the file's own; `spec.buildMetadata` replaces
+/// both), its build differs from kubectl on the file as written, and the reference is kubectl on
+/// the kustomization as the controller writes it (`flux_oracle`).
+#[test]
+fn build_metadata_renders_as_kustomize_controller_builds_it() {
+    let dir = new_repo(&[DEV]);
+    let root = dir.path();
+    let vars = sample(root, DEV);
+    let kfile = "apps/kustomization.yaml";
+    let original = read(&root.join(kfile));
+    let layer_file = format!("cells/{DEV}/apps.yaml");
+    let layer = read(&root.join(&layer_file));
+    let plain_kubectl = |root: &Path| -> Vec<Value> {
+        let built = kustomize_build(&root.join("apps")).unwrap_or_else(|e| panic!("{e}"));
+        parse_yaml_docs("kubectl kustomize apps", &substitute(&built, &vars))
+            .unwrap()
+            .into_iter()
+            .map(|d| d.value)
+            .collect()
+    };
+
+    // In the file, with resources: exactly kubectl's build of the layer.
+    fs::write(
+        root.join(kfile),
+        format!("{original}buildMetadata: [originAnnotations, transformerAnnotations]\n"),
+    )
+    .unwrap();
+    let got = render(root, &[DEV, "--layer", "apps"]).unwrap();
+    assert!(
+        got.iter()
+            .all(|o| o["metadata"]["annotations"]["config.kubernetes.io/origin"].is_string()),
+        "{got:#?}"
+    );
+    assert_same_objects(
+        &got,
+        &plain_kubectl(root),
+        "buildMetadata in the kustomization file",
+    );
+    assert_same_objects(
+        &got,
+        &flux_oracle(root, DEV, "apps", &vars),
+        "the same, as Flux builds it",
+    );
+
+    // spec.buildMetadata with a transformer at work: the controller's kustomization.
+    fs::write(root.join(kfile), &original).unwrap();
+    fs::write(
+        root.join(&layer_file),
+        layer.replace(
+            "  prune: true\n",
+            "  prune: true\n  namePrefix: cell-\n  buildMetadata: [originAnnotations, transformerAnnotations]\n",
+        ),
+    )
+    .unwrap();
+    let got = render(root, &[DEV, "--layer", "apps"]).unwrap();
+    assert!(
+        got.iter().any(|o| {
+            o["metadata"]["annotations"]["alpha.config.kubernetes.io/transformations"].is_string()
+        }),
+        "{got:#?}"
+    );
+    assert_same_objects(
+        &got,
+        &flux_oracle(root, DEV, "apps", &vars),
+        "spec.buildMetadata",
+    );
+
+    // No resources, and a buildMetadata of its own: Flux's `originAnnotations` replaces it.
+    fs::write(root.join(&layer_file), &layer).unwrap();
+    fs::write(
+        root.join(kfile),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nbuildMetadata: [managedByLabel]\nconfigMapGenerator:\n  - name: flags\n    namespace: apps\n    literals: [beta=true]\n",
+    )
+    .unwrap();
+    let got = render(root, &[DEV, "--layer", "apps"]).unwrap();
+    let flux = flux_oracle(root, DEV, "apps", &vars);
+    assert_same_objects(&got, &flux, "a kustomization listing no resources");
+    let kubectl = plain_kubectl(root);
+    let flags = one(&kubectl, "ConfigMap");
+    assert!(
+        flags["metadata"]["annotations"]["config.kubernetes.io/origin"].is_null()
+            && flags["metadata"]["labels"]["app.kubernetes.io/managed-by"].is_string(),
+        "kubectl on the file as written: {flags:#}"
+    );
+    let flags = one(&got, "ConfigMap");
+    assert!(
+        flags["metadata"]["annotations"]["config.kubernetes.io/origin"].is_string()
+            && flags["metadata"]["labels"]["app.kubernetes.io/managed-by"].is_null(),
+        "what the controller applies: {flags:#}"
+    );
 }
 
 #[test]
