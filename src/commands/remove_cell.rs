@@ -91,6 +91,20 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
             say("\nNext: commit and merge; nothing of the cell is left in the repository.".into())
         }
     }
+    // An acknowledged overlap is the user's decision, in words of their own: cellgen does not
+    // rewrite it, but says that `check` will name the removed cell there until it goes.
+    if repo
+        .config
+        .network
+        .acknowledged_overlaps
+        .iter()
+        .any(|o| o.cells.contains(&cell.name))
+    {
+        notes.push(format!(
+            "cellgen.yaml's network.acknowledged_overlaps names {0}: drop {0} from that entry (and the entry, if one cell is left), or `cellgen check` reports it (unknown-acknowledged-cell).",
+            cell.name
+        ));
+    }
     super::finish_with_notes(&plan, &[], args.dry_run, &notes)
 }
 

@@ -196,6 +196,16 @@ fn an_acknowledged_overlap_of_live_cells_is_a_warning() {
         .map(|(_, m)| m)
         .collect();
     assert_eq!(acknowledged.len(), 6, "{found:?}");
+    // Removing one of those cells says the acknowledgement still names it.
+    let out = run(root, &["remove-cell", DEV, "--dry-run"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "network.acknowledged_overlaps names {DEV}: drop {DEV}"
+        )),
+        "{err}"
+    );
     assert!(
         acknowledged[0].contains("made by cellgen 0.1.0; never routed to each other"),
         "{}",
