@@ -394,7 +394,7 @@ fn new_line(text: &str, at: usize, line: &str) -> String {
 
 /// Removes `path` from `spec.components`; removing the last item of a block list leaves
 /// `components: []`, the form cellgen generates, or the null form the list had before its first
-/// item (see [`NULL_FORMS`]).
+/// item (`NULL_FORMS`).
 pub fn remove_flux_component(text: &str, path: &str) -> Result<String, YamlEditError> {
     let (doc, value) = parse(text)?;
     let Some(list) = components(text, &doc, &value)? else {
