@@ -216,7 +216,7 @@ fn a_failing_stdout_is_an_error_not_a_panic() {
         let message = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {message}");
         assert!(
-            message.contains("to stdout") && !message.contains("panicked"),
+            message.contains("cannot write to standard output") && !message.contains("panicked"),
             "{args:?}: {message}"
         );
     }
