@@ -14,6 +14,7 @@ pub mod diff;
 pub mod edit;
 pub mod error;
 pub mod filestore;
+pub mod flux_settings;
 pub mod fsguard;
 pub mod graph;
 pub mod inventory;

@@ -793,3 +793,132 @@ fn terraform_fmt_check_fails_on_an_unformatted_stack() {
     .unwrap();
     terraform_fmt_check(dir.path()).unwrap();
 }
+
+#[test]
+fn the_checker_refuses_ephemeral_values_where_terraform_stores_them() {
+    let stack_with = |secret: &str| {
+        stack(&[
+            ("versions.tf", VERSIONS),
+            (
+                "main.tf",
+                &format!(
+                    "variable \"key\" {{\n  type      = string\n  ephemeral = true\n}}\n\nlocals {{\n  wrapped = {{ identity = var.key }}\n}}\n\n{secret}"
+                ),
+            ),
+        ])
+    };
+    let write_only = "resource \"kubernetes_secret_v1\" \"s\" {\n  metadata {\n    name = \"s\"\n  }\n  data_wo          = local.wrapped\n  data_wo_revision = 1\n}\n";
+    let problems = stack_with(write_only);
+    assert!(
+        problems.is_empty(),
+        "false positives:\n{}",
+        problems.join("\n")
+    );
+    let p =
+        stack_with(&write_only.replace("data_wo          = local.wrapped", "data = local.wrapped"));
+    assert_reports(
+        &p,
+        &[
+            "`kubernetes_secret_v1.s.data` reads the ephemeral `local.wrapped`",
+            "not a write-only attribute",
+        ],
+    );
+    let p = stack_with(&write_only.replace("    name = \"s\"", "    name = var.key"));
+    assert_reports(
+        &p,
+        &["`kubernetes_secret_v1.s.metadata` reads the ephemeral `var.key`"],
+    );
+    let p = stack_with("output \"k\" {\n  value = var.key\n}\n");
+    assert_reports(&p, &["output `k` reads the ephemeral `var.key`"]);
+    assert!(
+        stack_with("output \"k\" {\n  value     = var.key\n  ephemeral = true\n}\n").is_empty()
+    );
+}
+
+#[test]
+fn the_checker_reads_removed_and_import_blocks_as_terraform_does() {
+    let removed =
+        "removed {\n  from = helm_release.old\n\n  lifecycle {\n    destroy = false\n  }\n}\n";
+    let problems = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        ("gone.tf", removed),
+    ]);
+    assert!(
+        problems.is_empty(),
+        "false positives:\n{}",
+        problems.join("\n")
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "gone.tf",
+            &removed.replace("helm_release.old", "helm_release.cilium"),
+        ),
+    ]);
+    assert_reports(
+        &p,
+        &["`helm_release.cilium` is removed but its resource block still exists"],
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "gone.tf",
+            &removed.replace("helm_release.old", "random_password.old"),
+        ),
+    ]);
+    assert_reports(
+        &p,
+        &["provider `random`, which required_providers does not pin"],
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "gone.tf",
+            &removed.replace("destroy = false", "destroy = false\n    keep = true"),
+        ),
+    ]);
+    assert_reports(&p, &["`removed.lifecycle` takes only `destroy`"]);
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "gone.tf",
+            &removed.replace("  from = helm_release.old\n", ""),
+        ),
+    ]);
+    assert_reports(&p, &["a `removed` block lacks `from`"]);
+    let import = "import {\n  to = helm_release.cilium\n  id = \"kube-system/cilium\"\n}\n";
+    assert!(
+        stack(&[
+            ("versions.tf", VERSIONS),
+            ("main.tf", VALID),
+            ("in.tf", import)
+        ])
+        .is_empty()
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "in.tf",
+            &import.replace("helm_release.cilium", "helm_release.other"),
+        ),
+    ]);
+    assert_reports(
+        &p,
+        &["`import.to` names `helm_release.other`, which is not declared"],
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "in.tf",
+            &import.replace("  id = \"kube-system/cilium\"\n", ""),
+        ),
+    ]);
+    assert_reports(&p, &["an `import` block lacks `id`"]);
+}

@@ -1,0 +1,458 @@
+//! Flux through the Flux Operator (issue 19's blocker): Terraform never writes to Git, the
+//! cluster holds a read-only key, and what flux.tf hands the flux-instance chart is what the chart
+//! (its values schema) and the API server (the FluxInstance CRD) accept, both vendored from the
+//! pinned release in schemas/flux-operator.
+
+use super::*;
+
+use cellgen::check::schema::Schemas;
+
+fn operator_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/flux-operator")
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&read(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `${…}` expressions of the values replaced by what they evaluate to in this cell; an
+/// expression the table does not know fails the test (a new one needs a look).
+fn evaluate(value: &Value, known: &[(&str, String)]) -> Value {
+    match value {
+        Value::String(s) => {
+            let mut out = s.clone();
+            for (expr, v) in known {
+                out = out.replace(&format!("${{{expr}}}"), v);
+            }
+            assert!(!out.contains("${"), "no value for an expression in `{s}`");
+            Value::String(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| evaluate(v, known)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), evaluate(v, known)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Helm's coalescing of user values into the chart's defaults: maps merge key by key, anything
+/// else the user gives replaces the default.
+fn coalesce(defaults: &Value, user: &Value) -> Value {
+    match (defaults, user) {
+        (Value::Object(d), Value::Object(u)) => {
+            let mut out = d.clone();
+            for (k, v) in u {
+                let merged = match d.get(k) {
+                    Some(dv) => coalesce(dv, v),
+                    None => v.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        (_, u) => u.clone(),
+    }
+}
+
+/// Keys the stack sets that the chart's values do not have (the schema does not close its
+/// objects, so a misspelt key would be dropped silently).
+fn unknown_keys(defaults: &Value, user: &Value, path: &str, out: &mut Vec<String>) {
+    if let (Value::Object(d), Value::Object(u)) = (defaults, user) {
+        for (k, v) in u {
+            let at = format!("{path}.{k}");
+            match d.get(k) {
+                None => out.push(at),
+                Some(dv) => unknown_keys(dv, v, &at, out),
+            }
+        }
+    }
+}
+
+/// The FluxInstance the flux-instance chart 0.49.0 renders from `values` (coalesced), following
+/// its templates/instance.yaml: distribution (artifact written even when empty, which YAML reads
+/// as null), components, the cluster's non-empty entries, commonMetadata when it has entries,
+/// kustomize, sync when it has a URL, storage with a size, sharding with shards.
+fn render_instance(values: &Value, release_namespace: &str) -> Value {
+    let i = &values["instance"];
+    let d = &i["distribution"];
+    let non_empty = |v: &Value| !(v.is_null() || v == "" || v == &serde_json::json!({}));
+    let mut distribution = serde_json::json!({
+        "version": d["version"],
+        "registry": d["registry"],
+        "artifact": if d["artifact"] == "" { Value::Null } else { d["artifact"].clone() },
+    });
+    for key in ["artifactPullSecret", "imagePullSecret", "variant"] {
+        if non_empty(&d[key]) {
+            distribution[key] = d[key].clone();
+        }
+    }
+    let cluster: serde_json::Map<String, Value> = i["cluster"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, v)| *v != "")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut spec = serde_json::json!({
+        "distribution": distribution,
+        "components": i["components"],
+        "cluster": cluster,
+        "kustomize": i["kustomize"],
+    });
+    let meta = &i["commonMetadata"];
+    if non_empty(&meta["labels"]) || non_empty(&meta["annotations"]) {
+        spec["commonMetadata"] = meta.clone();
+    }
+    let sync = &i["sync"];
+    if non_empty(&sync["url"]) {
+        let mut out = serde_json::json!({
+            "kind": sync["kind"], "interval": sync["interval"], "url": sync["url"],
+            "ref": sync["ref"], "path": sync["path"],
+        });
+        for key in ["name", "provider", "pullSecret"] {
+            if non_empty(&sync[key]) {
+                out[key] = sync[key].clone();
+            }
+        }
+        spec["sync"] = out;
+    }
+    if non_empty(&i["storage"]["size"]) {
+        spec["storage"] = i["storage"].clone();
+    }
+    if i["sharding"]["shards"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty())
+    {
+        spec["sharding"] = i["sharding"].clone();
+    }
+    serde_json::json!({
+        "apiVersion": "fluxcd.controlplane.io/v1",
+        "kind": "FluxInstance",
+        "metadata": {"name": values["fullnameOverride"], "namespace": release_namespace},
+        "spec": spec,
+    })
+}
+
+#[test]
+fn the_flux_instance_is_what_the_chart_and_the_api_server_accept() {
+    let dir = new_repo(&[&format!("{PROD} --components karpenter")]);
+    let root = dir.path();
+    let parsed = hcl_parse_dir(&stack_dir(root, PROD));
+    let settings: Value = yaml_serde::from_str(&read(&root.join("cellgen.yaml"))).unwrap();
+    let flux_version = settings["flux"]["version"].as_str().unwrap().to_string();
+    let operator_version = settings["flux"]["operator_version"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The pinned chart is the vendored one.
+    let values_schema_file = operator_dir().join(format!(
+        "flux-instance@{operator_version}.values.schema.json"
+    ));
+    assert!(
+        values_schema_file.exists(),
+        "flux.operator_version {operator_version} has no vendored chart schema in schemas/flux-operator"
+    );
+
+    // settings.tf reads the pins from cellgen.yaml.
+    let locals = &parsed["settings.tf"]["locals"][0];
+    assert_eq!(locals["flux_version"], "${local.settings.flux.version}");
+    assert_eq!(
+        locals["flux_operator_version"],
+        "${local.settings.flux.operator_version}"
+    );
+
+    // Two helm_releases from the same pinned release of the charts.
+    for (name, chart) in [
+        ("flux_operator", "flux-operator"),
+        ("flux_instance", "flux-instance"),
+    ] {
+        let release = block(&parsed, "flux.tf", &["resource", "helm_release", name]);
+        assert_eq!(release["chart"], chart);
+        assert_eq!(
+            release["repository"],
+            "oci://ghcr.io/controlplaneio-fluxcd/charts"
+        );
+        assert_eq!(release["version"], "${local.flux_operator_version}");
+        assert_eq!(release["namespace"], "flux-system");
+    }
+    let instance = block(
+        &parsed,
+        "flux.tf",
+        &["resource", "helm_release", "flux_instance"],
+    );
+    assert_eq!(
+        instance["values"],
+        serde_json::json!(["${yamlencode(local.flux_instance_values)}"])
+    );
+    let secret = block(
+        &parsed,
+        "flux.tf",
+        &["resource", "kubernetes_secret_v1", "flux_git"],
+    );
+    let secret_name = secret["metadata"][0]["name"].as_str().unwrap().to_string();
+    let tfvars = &parsed["terraform.tfvars"];
+
+    let values = evaluate(
+        &parsed["flux.tf"]["locals"][0]["flux_instance_values"],
+        &[
+            ("local.flux_version", flux_version.clone()),
+            ("var.git_url", tfvars["git_url"].as_str().unwrap().into()),
+            (
+                "var.git_branch",
+                tfvars["git_branch"].as_str().unwrap().into(),
+            ),
+            ("var.name", PROD.into()),
+            (
+                "kubernetes_secret_v1.flux_git.metadata[0].name",
+                secret_name.clone(),
+            ),
+        ],
+    );
+    let defaults =
+        json(&operator_dir().join(format!("flux-instance@{operator_version}.values.json")));
+    let mut unknown = Vec::new();
+    unknown_keys(&defaults, &values, "values", &mut unknown);
+    assert!(
+        unknown.is_empty(),
+        "keys the chart does not have: {unknown:?}"
+    );
+    let merged = coalesce(&defaults, &values);
+    let schema = json(&values_schema_file);
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&merged)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the chart refuses the values: {errors:?}"
+    );
+
+    // What the chart renders, as the API server validates it.
+    let object = render_instance(&merged, "flux-system");
+    let crd = json(&operator_dir().join("fluxcd.controlplane.io_fluxinstances.json"));
+    let schemas = Schemas::from_crds(vec![("fluxinstances", crd)]).unwrap();
+    let violations = schemas
+        .validate(&object)
+        .expect("the CRD serves FluxInstance v1");
+    assert!(violations.is_empty(), "{violations:?}\n{object:#}");
+    let spec = &object["spec"];
+    assert_eq!(object["metadata"]["name"], "flux");
+    assert_eq!(spec["distribution"]["version"], flux_version.as_str());
+    // No artifact: the operator installs the manifests its pinned image carries.
+    assert!(spec["distribution"]["artifact"].is_null());
+    assert_eq!(spec["sync"]["kind"], "GitRepository");
+    assert_eq!(spec["sync"]["url"], GIT_URL);
+    assert_eq!(spec["sync"]["path"], format!("cells/{PROD}"));
+    assert_eq!(
+        spec["sync"]["ref"],
+        format!("refs/heads/{}", tfvars["git_branch"].as_str().unwrap())
+    );
+    assert_eq!(spec["sync"]["pullSecret"], secret_name.as_str());
+    // The operator names the sync objects after the namespace: the GitRepository the layers'
+    // sourceRef names.
+    assert!(spec["sync"].get("name").is_none());
+    for layer in LAYERS {
+        let doc = &load_yaml_file(&root.join(format!("cells/{PROD}/{layer}.yaml")))[0];
+        assert_eq!(doc.value["spec"]["sourceRef"]["name"], "flux-system");
+    }
+    let patches = spec["kustomize"]["patches"].as_array().unwrap();
+    let gate = patches
+        .iter()
+        .find(|p| p["target"]["name"] == "kustomize-controller")
+        .expect("no patch of kustomize-controller");
+    assert_eq!(gate["target"]["kind"], "Deployment");
+    let ops: Value = yaml_serde::from_str(gate["patch"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        ops,
+        serde_json::json!([{
+            "op": "add",
+            "path": "/spec/template/spec/containers/0/args/-",
+            "value": "--feature-gates=StrictPostBuildSubstitutions=true"
+        }])
+    );
+}
+
+#[test]
+fn terraform_never_writes_to_git_and_the_cluster_gets_a_read_only_key() {
+    let dir = new_repo(&[PROD]);
+    let root = dir.path();
+    let parsed = hcl_parse_dir(&stack_dir(root, PROD));
+    let files = parsed.as_object().unwrap();
+    // Nothing that can push: no flux provider, no Git hosting provider.
+    assert!(
+        parsed["versions.tf"]["terraform"][0]["required_providers"][0]
+            .get("flux")
+            .is_none()
+    );
+    for (file, body) in files {
+        assert!(body["provider"].get("flux").is_none(), "{file}");
+        for ty in body["resource"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(t, _)| t)
+        {
+            assert!(
+                !ty.starts_with("flux_")
+                    && !ty.starts_with("github_")
+                    && !ty.starts_with("gitlab_"),
+                "{file}: {ty}"
+            );
+        }
+    }
+    assert!(
+        !stack_dir(root, PROD)
+            .join("flux-bootstrap-removed.tf")
+            .exists()
+    );
+
+    // The Secret: written through the write-only data_wo, at a revision the user raises to rotate.
+    let secret = block(
+        &parsed,
+        "flux.tf",
+        &["resource", "kubernetes_secret_v1", "flux_git"],
+    );
+    assert_eq!(secret["metadata"][0]["namespace"], "flux-system");
+    assert_eq!(
+        secret["data_wo"],
+        serde_json::json!({
+            "identity": "${var.flux_git_ssh_private_key}",
+            "known_hosts": "${local.git_known_hosts}",
+        })
+    );
+    assert_eq!(secret["data_wo_revision"], "${var.flux_git_auth_revision}");
+    assert!(secret.get("data").is_none());
+    assert_eq!(
+        parsed["settings.tf"]["locals"][0]["git_known_hosts"],
+        "${try(local.settings.git.known_hosts, \"\")}"
+    );
+    let variable = &parsed["variables.tf"]["variable"]["flux_git_ssh_private_key"][0];
+    assert_eq!(variable["ephemeral"], true);
+    assert!(
+        variable["description"]
+            .as_str()
+            .unwrap()
+            .contains("WITHOUT write access"),
+        "{variable}"
+    );
+    // The Git host's keys: github.com's published ones, which let Flux verify the URL's host.
+    let config: Value = yaml_serde::from_str(&read(&root.join("cellgen.yaml"))).unwrap();
+    let known_hosts = config["git"]["known_hosts"].as_str().unwrap();
+    assert!(
+        known_hosts
+            .lines()
+            .any(|l| l.starts_with("github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5")),
+        "{known_hosts}"
+    );
+
+    // The next steps say how to make the key, and that it is read-only.
+    let out = run(
+        root,
+        &[
+            "new",
+            "us-east-1-dev",
+            "--no-egress-gateway",
+            "--components",
+            "",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for needed in [
+        "deploy key WITHOUT write access",
+        "ssh-keygen -t ed25519",
+        "\"Allow write access\" left off",
+        "TF_VAR_flux_git_ssh_private_key",
+    ] {
+        assert!(stdout.contains(needed), "no `{needed}` in:\n{stdout}");
+    }
+}
+
+#[test]
+fn a_git_host_other_than_github_needs_its_keys() {
+    let dir = temp_dir();
+    let root = dir.path();
+    let url = "ssh://git@git.example.com:2222/acme/infra.git";
+    let out = cellgen()
+        .arg("-C")
+        .arg(root)
+        .args(["new", PROD, "--no-input", "--git-url", url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the SSH keys of [git.example.com]:2222")
+            && stderr.contains("ssh-keyscan")
+            && stderr.contains("pass --git-known-hosts-file"),
+        "{stderr}"
+    );
+    assert!(!root.join("cellgen.yaml").exists());
+    // A file that names another host is refused, naming the flag.
+    let keys = root.join("known_hosts");
+    fs::write(&keys, "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n").unwrap();
+    let out = cellgen()
+        .arg("-C")
+        .arg(root)
+        .args([
+            "new",
+            PROD,
+            "--no-input",
+            "--git-url",
+            url,
+            "--git-known-hosts-file",
+        ])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--git-known-hosts-file")
+            && stderr.contains("names no key of [git.example.com]:2222"),
+        "{stderr}"
+    );
+    fs::write(
+        &keys,
+        "[git.example.com]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n",
+    )
+    .unwrap();
+    let out = cellgen()
+        .arg("-C")
+        .arg(root)
+        .args([
+            "new",
+            PROD,
+            "--no-input",
+            "--git-url",
+            url,
+            "--git-known-hosts-file",
+        ])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let config: Value = yaml_serde::from_str(&read(&root.join("cellgen.yaml"))).unwrap();
+    assert_eq!(
+        config["git"]["known_hosts"],
+        "[git.example.com]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"
+    );
+    // cellgen.yaml refuses keys of another host, naming the line.
+    let text =
+        read(&root.join("cellgen.yaml")).replace("[git.example.com]:2222 ssh", "gitlab.com ssh");
+    fs::write(root.join("cellgen.yaml"), text).unwrap();
+    let out = run(root, &["check"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.contains("cellgen.yaml")
+            && stderr.contains("names no key of [git.example.com]:2222"),
+        "{stderr}"
+    );
+}
