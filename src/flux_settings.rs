@@ -120,7 +120,8 @@ pub fn known_hosts_problem(text: &str, url: &str) -> Option<(String, String)> {
         if fields.first().is_some_and(|f| f.starts_with('@')) {
             fields.remove(0);
         }
-        let well_formed = fields.len() >= 3
+        let well_formed = !line.chars().any(char::is_control)
+            && fields.len() >= 3
             && (fields[1].starts_with("ssh-")
                 || fields[1].starts_with("ecdsa-")
                 || fields[1].starts_with("sk-"))
@@ -206,6 +207,8 @@ mod tests {
         );
         let problem = known_hosts_problem("github.com ssh-ed25519", "ssh://git@github.com/a.git");
         assert!(problem.unwrap().1.contains("not a known_hosts line"));
+        let escape = format!("{}\u{1b}[2J", GITHUB_KNOWN_HOSTS[0]);
+        assert!(known_hosts_problem(&escape, "ssh://git@github.com/a.git").is_some());
         assert!(
             known_hosts_problem("# nothing\n", "ssh://git@github.com/a.git")
                 .unwrap()
