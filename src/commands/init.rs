@@ -427,7 +427,7 @@ fn origin_remote(dir: &Utf8Path) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// Flux bootstraps over SSH with a deploy key, so the URL must be `ssh://`; the scp-like and
+/// Flux reads the repository over SSH with a deploy key, so the URL must be `ssh://`; the scp-like and
 /// https forms of the same repository are rewritten to it.
 pub fn normalise_git_url(url: &str) -> Result<String, String> {
     let url = url.trim();
