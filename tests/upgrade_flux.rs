@@ -106,6 +106,15 @@ fn upgrades_a_0_2_0_repository_to_the_flux_operator_without_touching_the_cluster
     for parsed in before.values() {
         assert!(addresses(parsed).contains("flux_bootstrap_git.this"));
     }
+    // A new cell needs the settings only the upgrade adds.
+    let tree = tree_hash(root);
+    let (code, _, stderr) = run(root, &["new", "us-west-2-dev", "--no-input"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("cellgen.yaml") && stderr.contains("run `cellgen upgrade` first"),
+        "{stderr}"
+    );
+    assert_tree_unchanged(&tree, &tree_hash(root), "new before the upgrade");
 
     let (code, stdout, stderr) = run(root, &["upgrade"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");

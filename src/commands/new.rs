@@ -49,6 +49,15 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                     root, session.start
                 );
             }
+            // Every cell's flux.tf reads these (settings.tf); cellgen.yaml before 0.3.0 has neither.
+            if repo.config.flux.is_none() || repo.config.git.known_hosts.is_none() {
+                return Err(CellgenError::MalformedConfig {
+                    path: root.join(CONFIG_FILE),
+                    line: None,
+                    message: "has no `flux:` section or no `git.known_hosts` (it was written by cellgen 0.2.0 or older), and a cell's flux.tf reads both: run `cellgen upgrade` first, which adds them and moves the existing cells to the Flux Operator".into(),
+                }
+                .into());
+            }
             (Plan::new(&root), repo.config, None)
         }
         None => {

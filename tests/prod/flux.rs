@@ -456,3 +456,60 @@ fn a_git_host_other_than_github_needs_its_keys() {
         "{stderr}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn on_a_terminal_the_keys_of_another_host_are_asked_for() {
+    use std::time::Duration;
+
+    use expectrl::{Eof, Session, WaitStatus};
+
+    let dir = temp_dir();
+    let keys = dir.path().join("known_hosts");
+    let line = "git.example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl";
+    fs::write(&keys, format!("# scanned\n{line}\n")).unwrap();
+    let repo = dir.path().join("repo");
+    fs::create_dir(&repo).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cellgen"));
+    cmd.current_dir(&repo)
+        .args([
+            "new",
+            PROD,
+            "--git-url",
+            "ssh://git@git.example.com/acme/infra.git",
+            "--admin-role-arn",
+            ADMIN,
+            "--public-endpoint-cidrs",
+            "203.0.113.0/24",
+            "--kubernetes-version",
+            "1.34",
+            "--no-egress-gateway",
+            "--components",
+            "",
+        ])
+        .env_remove("CELLGEN_NO_INPUT")
+        .env("TERM", "dumb");
+    isolate(&mut cmd);
+    let mut session = Session::spawn(cmd).expect("cannot start cellgen on a PTY");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    let expect = |session: &mut Session, text: &str| {
+        session
+            .expect(text)
+            .unwrap_or_else(|e| panic!("cellgen never said `{text}`: {e}"));
+    };
+    expect(&mut session, "ssh-keyscan git.example.com");
+    expect(&mut session, "File of the Git host's SSH keys");
+    session.send_line("/nonexistent/known_hosts").unwrap();
+    expect(&mut session, "cannot read /nonexistent/known_hosts");
+    expect(&mut session, "File of the Git host's SSH keys");
+    session.send_line(keys.to_str().unwrap()).unwrap();
+    expect(&mut session, "is ready");
+    session.expect(Eof).expect("cellgen did not exit");
+    let status = session.get_process().wait().unwrap();
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 0)),
+        "cellgen exited with {status:?}"
+    );
+    let config: Value = yaml_serde::from_str(&read(&repo.join("cellgen.yaml"))).unwrap();
+    assert_eq!(config["git"]["known_hosts"], format!("{line}\n"));
+}
