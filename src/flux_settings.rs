@@ -1,7 +1,10 @@
 //! How every cell installs Flux and reads the repository: the `flux` section of cellgen.yaml (the
 //! Flux and Flux Operator releases, read by each cell's settings.tf at plan time) and
 //! `git.known_hosts` (the Git host's SSH keys the cluster verifies it with). See docs/design.md,
-//! "Flux owns everything but itself".
+//! "Flux through the Flux Operator".
+
+// schemars makes the doc comments the JSON Schema descriptions editors show, where `<cell>` is literal (not HTML).
+#![allow(rustdoc::invalid_html_tags)]
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -18,7 +21,7 @@ pub const FLUX_OPERATOR_VERSION: &str = "0.49.0";
 pub const GITHUB: &str = "github.com";
 
 /// github.com's SSH host keys as GitHub publishes them for known_hosts ("GitHub's SSH key
-/// fingerprints", docs.github.com; also `ssh_keys` of https://api.github.com/meta).
+/// fingerprints", docs.github.com; also `ssh_keys` of <https://api.github.com/meta>).
 pub const GITHUB_KNOWN_HOSTS: &[&str] = &[
     "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
     "github.com ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV0U2w0WZ2YB/++Tpockg=",
