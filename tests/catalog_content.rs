@@ -165,7 +165,7 @@ fn component_yaml_is_well_formed() {
         }
         for (key, key_spec) in &spec.keys {
             assert!(
-                cellgen::keys::is_valid_key_name(key),
+                cellgen::model::keys::is_valid_key_name(key),
                 "{name}: bad key name {key}"
             );
             assert!(
@@ -471,7 +471,7 @@ fn substituted_keys(text: &str, what: &str) -> BTreeSet<String> {
     let keys = support::substitution_variables(text);
     for key in &keys {
         assert!(
-            cellgen::keys::is_valid_key_name(key),
+            cellgen::model::keys::is_valid_key_name(key),
             "{what}: `${{{key}}}` is not a valid variable"
         );
     }

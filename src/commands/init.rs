@@ -5,12 +5,12 @@ use anyhow::Result;
 
 use super::Session;
 use crate::cli::{InitArgs, RepoArgs};
-use crate::config::{self, CONFIG_FILE};
 use crate::error::CellgenError;
-use crate::plan::Plan;
-use crate::repo::Repo;
-use crate::scaffold::{self, RepoSettings};
-use crate::templates::Templates;
+use crate::model::config::{self, CONFIG_FILE};
+use crate::model::repo::Repo;
+use crate::model::scaffold::{self, RepoSettings};
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     if let Some(root) = Repo::find_root(&session.start) {
@@ -20,7 +20,7 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
     // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
     // not report an upgrade that only writes it).
-    crate::state::track_repository(&mut plan)?;
+    crate::model::state::track_repository(&mut plan)?;
     super::finish(&plan, &scaffold_kept(&kept, plan.root()), args.dry_run)?;
     if !args.dry_run {
         println!(
@@ -106,7 +106,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
     for (path, contents) in adopted.files {
         plan.write(path, contents)?;
     }
-    crate::schema::plan_all(plan)?;
+    crate::model::schema::plan_all(plan)?;
     Ok(Kept {
         kept: adopted.kept,
         skipped: adopted.skipped,
@@ -183,7 +183,7 @@ pub fn scaffold_kept(kept: &Kept, root: &Utf8Path) -> Vec<super::Kept> {
 /// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:
 /// the editor schemas in .cellgen/schemas and cellgen.yaml's line pointing at its schema.
 fn adopt_schemas(root: &Utf8Path, dry_run: bool) -> Result<()> {
-    use crate::schema::{self, SchemaFile};
+    use crate::model::schema::{self, SchemaFile};
     let mut plan = Plan::new(root);
     schema::plan_all(&mut plan)?;
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
@@ -241,7 +241,7 @@ fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> R
 /// The Git host's SSH keys the clusters verify it with (`git.known_hosts`): the file given, else
 /// github.com's published keys for a github.com URL, else a file asked for on a terminal.
 fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Result<Vec<String>> {
-    use crate::flux_settings::{default_known_hosts, known_hosts_name, known_hosts_problem};
+    use crate::model::flux_settings::{default_known_hosts, known_hosts_name, known_hosts_problem};
     let host = known_hosts_name(url).unwrap_or_default();
     let how = format!(
         "write the host's keys with `ssh-keyscan {host} > known_hosts`, check their fingerprints (`ssh-keygen -lf known_hosts`) against what {host} publishes, and pass --git-known-hosts-file known_hosts"
@@ -251,7 +251,7 @@ fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Res
         if let Some((_, problem)) = known_hosts_problem(&text, url) {
             return Err(format!("{file}: {problem}"));
         }
-        Ok(crate::flux_settings::known_hosts_lines(&text))
+        Ok(crate::model::flux_settings::known_hosts_lines(&text))
     };
     if let Some(file) = &args.git_known_hosts_file {
         return read(file).map_err(|reason| {
@@ -313,12 +313,12 @@ fn resolve_state_region(session: &mut Session, args: &RepoArgs) -> Result<Option
         }
     };
     let region = region.trim().to_string();
-    if !crate::cell::AWS_REGIONS.contains(&region.as_str()) {
+    if !crate::model::cell::AWS_REGIONS.contains(&region.as_str()) {
         return Err(CellgenError::InvalidFlag {
             flag: "--state-region".into(),
             reason: format!(
                 "`{region}` is not an AWS region.{}",
-                crate::suggest::hint(&region, crate::cell::AWS_REGIONS.iter().copied())
+                crate::suggest::hint(&region, crate::model::cell::AWS_REGIONS.iter().copied())
             ),
         }
         .into());
@@ -366,7 +366,7 @@ fn resolve_public_endpoint_cidrs(session: &mut Session, args: &RepoArgs) -> Resu
     let check = |cidrs: Vec<String>| -> Result<Vec<String>, String> {
         let mut out = Vec::new();
         for cidr in cidrs.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
-            out.push(crate::cidr::Cidr::parse(cidr)?.to_string());
+            out.push(crate::model::cidr::Cidr::parse(cidr)?.to_string());
         }
         Ok(out)
     };

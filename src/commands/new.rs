@@ -3,19 +3,19 @@ use camino::Utf8Path;
 use anyhow::Result;
 
 use super::{Session, init};
-use crate::catalog::Catalog;
-use crate::cell::CellName;
-use crate::cidr::{self, CellCidr, Cidr};
 use crate::cli::NewArgs;
-use crate::components;
-use crate::config::{self, CONFIG_FILE, Config};
 use crate::error::CellgenError;
-use crate::plan::Plan;
-use crate::regenerate;
-use crate::repo::{Repo, cell_flux_dir, cell_terraform_dir};
-use crate::scaffold::{self, CellInputs};
-use crate::state;
-use crate::templates::Templates;
+use crate::model::catalog::Catalog;
+use crate::model::cell::CellName;
+use crate::model::cidr::{self, CellCidr, Cidr};
+use crate::model::config::{self, CONFIG_FILE, Config};
+use crate::model::repo::{Repo, cell_flux_dir, cell_terraform_dir};
+use crate::model::scaffold::{self, CellInputs};
+use crate::model::state;
+use crate::ops::components;
+use crate::ops::regenerate;
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     let (mut plan, config, kept_scaffold) = match Repo::find_root(&session.start) {
@@ -161,7 +161,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         )?;
     }
     state::track_all_edits(&mut plan, &cell.name)?;
-    crate::schema::refresh(&mut plan)?;
+    crate::model::schema::refresh(&mut plan)?;
 
     let mut kept = match &kept_scaffold {
         Some(scaffold) => init::scaffold_kept(scaffold, plan.root()),
@@ -197,9 +197,11 @@ fn resolve_vpc_cidr(
     cell: &str,
 ) -> Result<String> {
     // A path that is no directory holds no cell (writing there fails later, naming it).
-    let mut names = crate::repo::list_dirs(&root.join(crate::repo::CELLS_DIR)).unwrap_or_default();
+    let mut names = crate::model::repo::list_dirs(&root.join(crate::model::repo::CELLS_DIR))
+        .unwrap_or_default();
     names.extend(
-        crate::repo::list_dirs(&root.join(crate::repo::TERRAFORM_CELLS_DIR)).unwrap_or_default(),
+        crate::model::repo::list_dirs(&root.join(crate::model::repo::TERRAFORM_CELLS_DIR))
+            .unwrap_or_default(),
     );
     names.sort();
     names.dedup();
@@ -310,7 +312,7 @@ fn git_add_paths(plan: &Plan) -> Vec<String> {
             {
                 top.clone()
             }
-            [dir, name, _, ..] if dir == "components" || dir == crate::repo::CELLS_DIR => {
+            [dir, name, _, ..] if dir == "components" || dir == crate::model::repo::CELLS_DIR => {
                 format!("{dir}/{name}")
             }
             [t, c, cell, _, ..] if t == "terraform" && c == "cells" => {

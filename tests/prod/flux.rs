@@ -5,7 +5,7 @@
 
 use super::*;
 
-use cellgen::check::schema::Schemas;
+use cellgen::analysis::check::schema::Schemas;
 
 fn operator_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/flux-operator")
