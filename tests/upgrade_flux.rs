@@ -224,6 +224,16 @@ fn upgrades_a_0_2_0_repository_to_the_flux_operator_without_touching_the_cluster
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     let (code, stdout, _) = run(root, &["check"]);
     assert_eq!(code, 0, "{stdout}");
+    // ...with a warning per directory the bootstrap left, until the user deletes it.
+    for cell in CELLS {
+        assert!(
+            stdout.contains(&format!(
+                "warning[leftover-bootstrap]: cells/{cell}/flux-system/ holds the Flux manifests flux_bootstrap_git committed"
+            )),
+            "{stdout}"
+        );
+    }
+    assert!(stdout.contains("0 errors, 3 warnings"), "{stdout}");
     let config = read(&root.join("cellgen.yaml"));
     assert!(!config.contains("flux_bootstrap_git"), "{config}");
 
