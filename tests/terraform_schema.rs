@@ -3,13 +3,15 @@
 //! would, every reference resolved, and `terraform fmt -check` clean: for every catalog component
 //! alone and all together, with and without the egress gateway, and for a repository-defined
 //! component. The checker itself (tests/support/terraform) is fed broken stacks here, so it is
-//! known to fail.
+//! known to fail. Each stack's FluxInstance is checked against the flux-instance chart and the
+//! FluxInstance CRD too (tests/support/flux_instance.rs, schemas/flux-operator).
 
 mod support;
 
 use std::fs;
 use std::path::Path;
 
+use support::flux_instance::flux_instance;
 use support::terraform::facts::{admits, facts};
 use support::terraform::{check_files, check_files_with, check_stack};
 use support::*;
@@ -57,7 +59,17 @@ fn assert_stacks_valid(root: &Path, cells: &[String]) {
         .collect();
     let mut problems = Vec::new();
     let parsed = hcl_parse_dirs(&dirs.iter().map(|d| d.as_path()).collect::<Vec<_>>());
+    let settings: serde_json::Value =
+        yaml_serde::from_str(&read(&root.join("cellgen.yaml"))).unwrap();
     for ((cell, dir), parsed) in cells.iter().zip(&dirs).zip(&parsed) {
+        // The FluxInstance it hands the Flux Operator, as the chart and the API server read it.
+        if let Err(refused) = flux_instance(parsed, &settings) {
+            problems.extend(
+                refused
+                    .into_iter()
+                    .map(|p| format!("terraform/cells/{cell}/flux.tf: {p}")),
+            );
+        }
         assert!(
             parsed
                 .as_object()

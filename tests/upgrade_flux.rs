@@ -210,7 +210,11 @@ fn upgrades_a_0_2_0_repository_to_the_flux_operator_without_touching_the_cluster
 
     // Every stack validates as `terraform validate` would, resolves, and is formatted.
     let mut problems = Vec::new();
+    let settings: Value = yaml_serde::from_str(&read(&root.join("cellgen.yaml"))).unwrap();
     for cell in CELLS {
+        if let Err(refused) = support::flux_instance::flux_instance(&after[cell], &settings) {
+            problems.extend(refused.into_iter().map(|p| format!("{cell}: {p}")));
+        }
         problems.extend(
             check_stack(&stack(root, cell))
                 .into_iter()

@@ -4,136 +4,7 @@
 //! pinned release in schemas/flux-operator.
 
 use super::*;
-
-use cellgen::analysis::check::schema::Schemas;
-
-fn operator_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/flux-operator")
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&read(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// `${…}` expressions of the values replaced by what they evaluate to in this cell; an
-/// expression the table does not know fails the test (a new one needs a look).
-fn evaluate(value: &Value, known: &[(&str, String)]) -> Value {
-    match value {
-        Value::String(s) => {
-            let mut out = s.clone();
-            for (expr, v) in known {
-                out = out.replace(&format!("${{{expr}}}"), v);
-            }
-            assert!(!out.contains("${"), "no value for an expression in `{s}`");
-            Value::String(out)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(|v| evaluate(v, known)).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), evaluate(v, known)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// Helm's coalescing of user values into the chart's defaults: maps merge key by key, anything
-/// else the user gives replaces the default.
-fn coalesce(defaults: &Value, user: &Value) -> Value {
-    match (defaults, user) {
-        (Value::Object(d), Value::Object(u)) => {
-            let mut out = d.clone();
-            for (k, v) in u {
-                let merged = match d.get(k) {
-                    Some(dv) => coalesce(dv, v),
-                    None => v.clone(),
-                };
-                out.insert(k.clone(), merged);
-            }
-            Value::Object(out)
-        }
-        (_, u) => u.clone(),
-    }
-}
-
-/// Keys the stack sets that the chart's values do not have (the schema does not close its
-/// objects, so a misspelt key would be dropped silently).
-fn unknown_keys(defaults: &Value, user: &Value, path: &str, out: &mut Vec<String>) {
-    if let (Value::Object(d), Value::Object(u)) = (defaults, user) {
-        for (k, v) in u {
-            let at = format!("{path}.{k}");
-            match d.get(k) {
-                None => out.push(at),
-                Some(dv) => unknown_keys(dv, v, &at, out),
-            }
-        }
-    }
-}
-
-/// The FluxInstance the flux-instance chart 0.49.0 renders from `values` (coalesced), following
-/// its templates/instance.yaml: distribution (artifact written even when empty, which YAML reads
-/// as null), components, the cluster's non-empty entries, commonMetadata when it has entries,
-/// kustomize, sync when it has a URL, storage with a size, sharding with shards.
-fn render_instance(values: &Value, release_namespace: &str) -> Value {
-    let i = &values["instance"];
-    let d = &i["distribution"];
-    let non_empty = |v: &Value| !(v.is_null() || v == "" || v == &serde_json::json!({}));
-    let mut distribution = serde_json::json!({
-        "version": d["version"],
-        "registry": d["registry"],
-        "artifact": if d["artifact"] == "" { Value::Null } else { d["artifact"].clone() },
-    });
-    for key in ["artifactPullSecret", "imagePullSecret", "variant"] {
-        if non_empty(&d[key]) {
-            distribution[key] = d[key].clone();
-        }
-    }
-    let cluster: serde_json::Map<String, Value> = i["cluster"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(_, v)| *v != "")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let mut spec = serde_json::json!({
-        "distribution": distribution,
-        "components": i["components"],
-        "cluster": cluster,
-        "kustomize": i["kustomize"],
-    });
-    let meta = &i["commonMetadata"];
-    if non_empty(&meta["labels"]) || non_empty(&meta["annotations"]) {
-        spec["commonMetadata"] = meta.clone();
-    }
-    let sync = &i["sync"];
-    if non_empty(&sync["url"]) {
-        let mut out = serde_json::json!({
-            "kind": sync["kind"], "interval": sync["interval"], "url": sync["url"],
-            "ref": sync["ref"], "path": sync["path"],
-        });
-        for key in ["name", "provider", "pullSecret"] {
-            if non_empty(&sync[key]) {
-                out[key] = sync[key].clone();
-            }
-        }
-        spec["sync"] = out;
-    }
-    if non_empty(&i["storage"]["size"]) {
-        spec["storage"] = i["storage"].clone();
-    }
-    if i["sharding"]["shards"]
-        .as_array()
-        .is_some_and(|s| !s.is_empty())
-    {
-        spec["sharding"] = i["sharding"].clone();
-    }
-    serde_json::json!({
-        "apiVersion": "fluxcd.controlplane.io/v1",
-        "kind": "FluxInstance",
-        "metadata": {"name": values["fullnameOverride"], "namespace": release_namespace},
-        "spec": spec,
-    })
-}
+use support::flux_instance::{flux_instance, operator_dir};
 
 #[test]
 fn the_flux_instance_is_what_the_chart_and_the_api_server_accept() {
@@ -194,50 +65,11 @@ fn the_flux_instance_is_what_the_chart_and_the_api_server_accept() {
     let secret_name = secret["metadata"][0]["name"].as_str().unwrap().to_string();
     let tfvars = &parsed["terraform.tfvars"];
 
-    let values = evaluate(
-        &parsed["flux.tf"]["locals"][0]["flux_instance_values"],
-        &[
-            ("local.flux_version", flux_version.clone()),
-            ("var.git_url", tfvars["git_url"].as_str().unwrap().into()),
-            (
-                "var.git_branch",
-                tfvars["git_branch"].as_str().unwrap().into(),
-            ),
-            ("var.name", PROD.into()),
-            (
-                "kubernetes_secret_v1.flux_git.metadata[0].name",
-                secret_name.clone(),
-            ),
-        ],
-    );
-    let defaults =
-        json(&operator_dir().join(format!("flux-instance@{operator_version}.values.json")));
-    let mut unknown = Vec::new();
-    unknown_keys(&defaults, &values, "values", &mut unknown);
-    assert!(
-        unknown.is_empty(),
-        "keys the chart does not have: {unknown:?}"
-    );
-    let merged = coalesce(&defaults, &values);
-    let schema = json(&values_schema_file);
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&merged)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "the chart refuses the values: {errors:?}"
-    );
-
-    // What the chart renders, as the API server validates it.
-    let object = render_instance(&merged, "flux-system");
-    let crd = json(&operator_dir().join("fluxcd.controlplane.io_fluxinstances.json"));
-    let schemas = Schemas::from_crds(vec![("fluxinstances", crd)]).unwrap();
-    let violations = schemas
-        .validate(&object)
-        .expect("the CRD serves FluxInstance v1");
-    assert!(violations.is_empty(), "{violations:?}\n{object:#}");
+    // What the chart and the API server make of the values (tests/support/flux_instance.rs).
+    let (object, merged) = flux_instance(&parsed, &settings).unwrap_or_else(|problems| {
+        panic!("{}", problems.join("\n"));
+    });
+    assert_eq!(merged["instance"]["distribution"]["artifact"], "");
     let spec = &object["spec"];
     assert_eq!(object["metadata"]["name"], "flux");
     assert_eq!(spec["distribution"]["version"], flux_version.as_str());

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 use tempfile::TempDir;
 
+pub mod flux_instance;
 pub mod terraform;
 
 /// The Git URL every generated test repository syncs from.
