@@ -64,6 +64,7 @@ pub const CODES: &[(&str, Severity)] = &[
     ("not-rendered", Severity::Warning),
     ("unused-key", Severity::Warning),
     ("acknowledged-vpc-overlap", Severity::Warning),
+    ("leftover-bootstrap", Severity::Warning),
     // `verify` only: a real ConfigMap against the contract.
     ("cell-mismatch", Severity::Error),
     ("not-identifier", Severity::Error),

@@ -46,6 +46,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
     if let Some(bucket) = &args.state_bucket {
         validate_bucket(bucket)?;
     }
+    let git_known_hosts = resolve_known_hosts(session, args, &git_url)?;
     let state_region = resolve_state_region(session, args)?;
     let admin_role_arns = resolve_admin_roles(session, args)?;
     let public_endpoint_cidrs = resolve_public_endpoint_cidrs(session, args)?;
@@ -58,6 +59,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         state_region,
         admin_role_arns,
         public_endpoint_cidrs,
+        git_known_hosts,
     };
     if settings.admin_role_arns.is_empty() {
         crate::errln!(
@@ -196,6 +198,19 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
         check_branch(branch)?;
     }
     refuse_other_settings(config, &args.repo)?;
+    // The clusters verify the Git host with cellgen.yaml's keys: a URL on another host needs
+    // that host's keys there first.
+    if let (Some(url), Some(hosts)) = (&url, &config.git.known_hosts)
+        && let Some((_, problem)) = crate::model::flux_settings::known_hosts_problem(hosts, url)
+    {
+        return Err(CellgenError::InvalidFlag {
+            flag: "--git-url".into(),
+            reason: format!(
+                "{problem}; put that host's keys in {CONFIG_FILE}'s git.known_hosts first (`ssh-keyscan <host>`, fingerprints checked against what the host publishes), then run this again. Nothing was written"
+            ),
+        }
+        .into());
+    }
     let mut plan = Plan::new(root);
     let moved = crate::ops::git_source::set_git_source(
         &mut plan,
@@ -271,7 +286,14 @@ fn refuse_other_settings(config: &config::Config, args: &RepoArgs) -> Result<(),
             g != current
         })
     };
+    let known_hosts_given = args.git_known_hosts_file.is_some();
     let checks = [
+        (
+            "--git-known-hosts-file",
+            known_hosts_given,
+            "git.known_hosts",
+            "the clusters verify the Git host with these keys: paste the host's known_hosts lines there, fingerprints checked",
+        ),
         (
             "--state-bucket",
             differs(
@@ -351,6 +373,54 @@ fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> R
         }
         .into()
     })
+}
+
+/// The Git host's SSH keys the clusters verify it with (`git.known_hosts`): the file given, else
+/// github.com's published keys for a github.com URL, else a file asked for on a terminal.
+fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Result<Vec<String>> {
+    use crate::model::flux_settings::{default_known_hosts, known_hosts_name, known_hosts_problem};
+    let host = known_hosts_name(url).unwrap_or_default();
+    let how = format!(
+        "write the host's keys with `ssh-keyscan {host} > known_hosts`, check their fingerprints (`ssh-keygen -lf known_hosts`) against what {host} publishes, and pass --git-known-hosts-file known_hosts"
+    );
+    let read = |file: &str| -> Result<Vec<String>, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+        if let Some((_, problem)) = known_hosts_problem(&text, url) {
+            return Err(format!("{file}: {problem}"));
+        }
+        Ok(crate::model::flux_settings::known_hosts_lines(&text))
+    };
+    if let Some(file) = &args.git_known_hosts_file {
+        return read(file).map_err(|reason| {
+            CellgenError::InvalidFlag {
+                flag: "--git-known-hosts-file".into(),
+                reason: format!("{reason}; {how}"),
+            }
+            .into()
+        });
+    }
+    if let Some(lines) = default_known_hosts(url) {
+        return Ok(lines);
+    }
+    if session.prompter.interactive() {
+        eprintln!("Flux verifies {host} by its SSH keys: {how}.");
+        loop {
+            let file = session
+                .prompter
+                .input("File of the Git host's SSH keys (known_hosts lines)", None)?;
+            match read(file.trim()) {
+                Ok(lines) => return Ok(lines),
+                Err(reason) => eprintln!("{reason}"),
+            }
+        }
+    }
+    Err(CellgenError::MissingInput {
+        what: format!(
+            "the SSH keys of {host}, which Flux verifies the host with (cellgen knows github.com's only; write them with `ssh-keyscan {host} > known_hosts` and check their fingerprints, `ssh-keygen -lf known_hosts`, against what {host} publishes)"
+        ),
+        flag: "--git-known-hosts-file <file>".into(),
+    }
+    .into())
 }
 
 fn resolve_state_region(session: &mut Session, args: &RepoArgs) -> Result<Option<String>> {
@@ -494,7 +564,7 @@ fn origin_remote(dir: &Utf8Path) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// Flux bootstraps over SSH with a deploy key, so the URL must be `ssh://`; the scp-like and
+/// Flux reads the repository over SSH with a deploy key, so the URL must be `ssh://`; the scp-like and
 /// https forms of the same repository are rewritten to it.
 pub fn normalise_git_url(url: &str) -> Result<String, String> {
     let url = url.trim();

@@ -44,6 +44,7 @@ impl StackFacts {
                 kubernetes_version: default_kubernetes_version(),
                 egress_gateway,
                 vpc_cidr: "10.0.0.0/16".into(),
+                forget_flux_bootstrap: false,
             };
             for (path, text) in scaffold::cell_files(templates, &config, &cell, &inputs)? {
                 if path.extension().is_none_or(|e| e != "tf") {
