@@ -403,14 +403,14 @@ fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Res
         return Ok(lines);
     }
     if session.prompter.interactive() {
-        eprintln!("Flux verifies {host} by its SSH keys: {how}.");
+        crate::errln!("Flux verifies {host} by its SSH keys: {how}.");
         loop {
             let file = session
                 .prompter
                 .input("File of the Git host's SSH keys (known_hosts lines)", None)?;
             match read(file.trim()) {
                 Ok(lines) => return Ok(lines),
-                Err(reason) => eprintln!("{reason}"),
+                Err(reason) => crate::errln!("{reason}"),
             }
         }
     }

@@ -123,9 +123,9 @@ fn print_report(
         }
     }
     if !report.steps.is_empty() {
-        println!("\nFlux moves from flux_bootstrap_git to the Flux Operator; by hand:");
+        crate::outln!("\nFlux moves from flux_bootstrap_git to the Flux Operator; by hand:")?;
         for (i, step) in report.steps.iter().enumerate() {
-            println!("  {}. {step}", i + 1);
+            crate::outln!("  {}. {step}", i + 1)?;
         }
     }
     if !dry_run && changed {
