@@ -105,6 +105,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         plan.write(path, contents)?;
     }
     crate::model::schema::plan_all(plan)?;
+    crate::model::ignore::plan_gitignore(plan)?;
     Ok(Kept {
         kept: adopted.kept,
         skipped: adopted.skipped,
@@ -184,6 +185,7 @@ fn adopt_schemas(root: &Utf8Path, dry_run: bool) -> Result<()> {
     use crate::model::schema::{self, SchemaFile};
     let mut plan = Plan::new(root);
     schema::plan_all(&mut plan)?;
+    crate::model::ignore::plan_gitignore(&mut plan)?;
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
     if let Some(text) = schema::with_modeline(&text, SchemaFile::Config, Utf8Path::new(CONFIG_FILE))
     {

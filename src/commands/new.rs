@@ -148,6 +148,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     }
     state::track_all_edits(&mut plan, &cell.name)?;
     crate::model::schema::refresh(&mut plan)?;
+    crate::model::ignore::plan_gitignore(&mut plan)?;
 
     let mut kept = match &kept_scaffold {
         Some(scaffold) => init::scaffold_kept(scaffold, plan.root()),

@@ -119,6 +119,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     let karpenter = running.values().flatten().any(|c| c == "karpenter");
     let (added, mut notices) = settings::upgrade(plan, &templates, &all, karpenter)?;
     crate::model::schema::plan_all(plan)?;
+    crate::model::ignore::plan_gitignore(plan)?;
     let (config, _) = components::planned_config(plan)?;
 
     // The selected cells as this cellgen generates them, with the components they run.
