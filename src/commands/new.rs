@@ -159,6 +159,13 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         "you changed it; delete it and run again to regenerate",
         "you changed it: the new components were added to it, the rest was not regenerated",
     ));
+    kept.extend(outcome.ignored.iter().map(|(path, why)| super::Kept {
+        word: "kept",
+        path: path.clone(),
+        shown: path.to_string(),
+        why: why.clone(),
+        edited: why.clone(),
+    }));
     super::finish(&plan, &kept, args.dry_run)?;
     if existing.is_some() && !wanted.is_empty() && !args.dry_run {
         println!("\nAdded {} to cell {}.", wanted.join(", "), cell.name);

@@ -745,6 +745,53 @@ fn a_write_that_fails_for_lack_of_space_leaves_no_temporary_file() {
     assert_tree_unchanged(&before, &tree_hash(dir.path()), "EFBIG on the journal");
 }
 
+/// An immutable target (chattr +i) cannot be replaced: the rollback leaves no backup behind (its
+/// hard link is refused, so the backup is a copy, removed once the target still has the old
+/// hash). Needs the privilege to set the flag; elsewhere there is nothing to test.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_immutable_target_is_rolled_back_without_a_backup_left() {
+    let dir = temp_dir();
+    prod(dir.path());
+    let target = dir.path().join(META);
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(&target)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !chattr("+i") {
+        eprintln!("chattr +i is not permitted here: nothing to test");
+        return;
+    }
+    let before = tree_hash(dir.path());
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args([
+            "key",
+            "add",
+            "k1",
+            "--terraform",
+            "var.k1",
+            "--example",
+            "x",
+        ])
+        .args(["--description", "d"])
+        .output()
+        .unwrap();
+    let after = tree_hash(dir.path());
+    assert!(chattr("-i"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Operation not permitted"),
+        "{}",
+        stderr(&out)
+    );
+    assert_tree_unchanged(&before, &after, "a rollback around an immutable file");
+}
+
 /// `new` in a directory below a repository works on that repository and says so; a
 /// cellgen.yaml above the Git work tree the directory is in belongs to someone else.
 #[test]

@@ -89,7 +89,9 @@ pub fn drop_shared(
     if component.origin != Origin::Embedded {
         return Ok(deleted);
     }
+    let renames = state::renames(plan)?;
     for (path, contents) in component.shared_files(templates) {
+        let contents = state::renamed(&renames, &path, contents);
         if let Some(text) = plan.read(&path)?
             && crate::model::versions::same_but_version(&text, &contents)
         {

@@ -13,6 +13,7 @@
 
 mod bases;
 mod files;
+mod rebuild;
 mod requests;
 mod settings;
 
@@ -65,6 +66,8 @@ pub struct Report {
     pub notices: Vec<Notice>,
     /// Conflict markers left in files from before this run (path, line).
     pub unresolved: Vec<(Utf8PathBuf, usize)>,
+    /// Paths the records name that are not cellgen's to change, and why: left alone.
+    pub ignored: Vec<(String, String)>,
 }
 
 impl Report {
@@ -105,6 +108,8 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     if selection.is_empty() {
         selected = all.clone();
     }
+    // An older cellgen never turns back what a newer one generated.
+    refuse_newer(plan, &all)?;
 
     // What each cell runs, as its files (or, where they cannot tell, its record) say.
     let (before, _) = components::planned_config(plan)?;
@@ -174,7 +179,13 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
             });
         }
         used.extend(now.iter().cloned());
-        requests.extend(cell_requests(plan, &desired, &templates, &catalog, name)?);
+        requests.extend(cell_requests(
+            plan,
+            &desired,
+            &templates,
+            &catalog,
+            (name, &before, cell_inputs),
+        )?);
         cell_plans.push((
             cell.clone(),
             Vec::new(),
@@ -230,6 +241,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     // The repository's files, then each cell's, then the records.
     let mut repo_group = Group::default();
     let previous = state::load_repository(plan)?.unwrap_or_default();
+    report.ignored.extend(previous.ignored.iter().cloned());
     let mut repo_files = previous.files.clone();
     for request in &repo_requests {
         let Some(decision) = decided.remove(&request.path) else {
@@ -267,6 +279,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     }
     for (cell, decisions, recorded) in cell_plans {
         let previous = state::load(plan, &cell)?.unwrap_or_default();
+        report.ignored.extend(previous.ignored.iter().cloned());
         let mut files: BTreeMap<String, FileRecord> = BTreeMap::new();
         let mut group = Group {
             cell: Some(cell.clone()),
@@ -288,6 +301,8 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
                 files,
                 extra: previous.extra,
                 legacy: false,
+                renames: previous.renames,
+                ignored: Vec::new(),
             },
         )?;
         report.groups.push(group);
@@ -317,6 +332,24 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     report.notices = notices;
     report.unresolved = leftover_markers(plan, &report)?;
     Ok(report)
+}
+
+/// Stops when a record says a cellgen newer than this one wrote the repository or a cell.
+fn refuse_newer(plan: &Plan, cells: &[String]) -> Result<(), CellgenError> {
+    let repository = Utf8PathBuf::from(state::REPOSITORY_RECORD);
+    let records = std::iter::once(repository).chain(cells.iter().map(|c| state::record_path(c)));
+    for path in records {
+        if let Some(record) = state::load_at(plan, &path)?
+            && let Some(wrote) = state::newer_writer(&record)
+        {
+            return Err(CellgenError::NewerWriter {
+                record: path,
+                wrote,
+                this: scaffold::VERSION.into(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn apply(plan: &mut Plan, decision: &Decision) -> Result<(), CellgenError> {
