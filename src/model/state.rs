@@ -246,11 +246,7 @@ fn parse(plan: &Plan, text: &str, path: &Utf8Path) -> Result<CellRecord, Cellgen
     };
     let scope =
         scope_of(path).ok_or_else(|| invalid("is not where cellgen keeps its records".into()))?;
-    if let Some(why) = generated::through_link(plan, path) {
-        return Err(invalid(format!(
-            "{why}: a record is a plain file cellgen writes; replace the link with the file (or delete it to let cellgen start a new record)"
-        )));
-    }
+    plain_record(plan, path)?;
     let mut record: CellRecord = serde_json::from_str(text).map_err(|err| {
         invalid(format!(
             "not a cellgen record ({err}); delete it to let cellgen regenerate it"
@@ -283,6 +279,20 @@ fn parse(plan: &Plan, text: &str, path: &Utf8Path) -> Result<CellRecord, Cellgen
         }
     }
     Ok(record)
+}
+
+/// A record is a plain file: one reached through a symbolic link (to a Terraform state, say) is
+/// neither read nor written nor deleted.
+pub fn plain_record(plan: &Plan, path: &Utf8Path) -> Result<(), CellgenError> {
+    match generated::through_link(plan, path) {
+        Some(why) => Err(CellgenError::InvalidFile {
+            path: path.to_path_buf(),
+            message: format!(
+                "{why}: a record is a plain file cellgen writes; replace the link with the file (or delete it to let cellgen start a new record)"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The record at `path` as the plan has it.
@@ -390,6 +400,8 @@ pub fn save_at(
     path: &Utf8Path,
     mut record: CellRecord,
 ) -> Result<(), CellgenError> {
+    // Checked even where there is no record yet: a dangling link is not written through either.
+    plain_record(plan, path)?;
     let previous = load_at(plan, path)?;
     // A record with entries the reader set aside is written back without them.
     if previous.as_ref().is_some_and(|p| {

@@ -485,6 +485,30 @@ pub fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "a cell's record linked to another cell's terraform.tfstate: remove-cell keeps it",
+            setup: |dir| {
+                prod(dir);
+                new_cell(dir, &["us-east-1-dev"]);
+                put(dir, STATE, STATE_TEXT);
+                let record = dir.join(".cellgen/cells/us-east-1-dev.json");
+                fs::remove_file(&record).unwrap();
+                std::os::unix::fs::symlink(
+                    "../../terraform/cells/eu-west-2-prod/terraform.tfstate",
+                    record,
+                )
+                .unwrap();
+            },
+            args: &["remove-cell", "us-east-1-dev"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    ".cellgen/cells/us-east-1-dev.json",
+                    "symbolic link",
+                    "a record is a plain file",
+                ],
+            },
+        },
+        Case {
             name: "a record naming a path with control characters is shown escaped",
             setup: |dir| {
                 prod(dir);
