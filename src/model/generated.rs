@@ -12,12 +12,41 @@
 //! A file a later cellgen stops generating stays nameable by adding it here.
 
 use camino::Utf8Path;
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
 
 use crate::model::catalog::COMPONENTS_DIR;
 use crate::model::config::CONFIG_FILE;
 use crate::model::repo::{cell_flux_dir, cell_terraform_dir};
 use crate::ports::templates;
 use crate::writer::plan::Plan;
+
+/// File names of a cell's stack in the embedded templates (immutable, derived from them).
+static CELL_TERRAFORM: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
+    templates::names_under("cell/terraform/")
+        .into_iter()
+        .filter_map(|t| t.strip_prefix("cell/terraform/").map(str::to_string))
+        .collect()
+});
+
+/// The scaffold's paths, relative to the repository root.
+static SCAFFOLD: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
+    templates::names_under("repo/")
+        .into_iter()
+        .filter_map(|t| t.strip_prefix("repo/").map(str::to_string))
+        .collect()
+});
+
+/// The embedded components' names.
+static EMBEDDED: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
+    templates::names_under(&format!("{COMPONENTS_DIR}/"))
+        .into_iter()
+        .filter_map(|t| {
+            let rest = t.strip_prefix(&format!("{COMPONENTS_DIR}/"))?;
+            rest.split_once('/').map(|(name, _)| name.to_string())
+        })
+        .collect()
+});
 
 /// Whose record: a cell's, or the repository's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,17 +119,13 @@ fn cell_file(plan: &Plan, layers: &[String], cell: &str, path: &Utf8Path) -> boo
     if path.parent() != Some(cell_terraform_dir(cell).as_path()) {
         return false;
     }
-    if templates::names_under("cell/terraform/")
-        .iter()
-        .any(|t| t.strip_prefix("cell/terraform/") == Some(name))
-    {
+    if CELL_TERRAFORM.contains(name) {
         return true;
     }
     let Some(component) = name.strip_suffix(".tf") else {
         return false;
     };
-    let embedded = templates::names_under(&format!("{COMPONENTS_DIR}/{component}/"));
-    !embedded.is_empty()
+    EMBEDDED.contains(component)
         || crate::model::config::is_dns_label(component)
             && plan.exists(
                 Utf8Path::new(COMPONENTS_DIR)
@@ -113,19 +138,14 @@ fn repository_file(path: &Utf8Path) -> bool {
     if path == Utf8Path::new(CONFIG_FILE) {
         return false;
     }
-    if templates::names_under("repo/")
-        .iter()
-        .any(|t| t.strip_prefix("repo/") == Some(path.as_str()))
-    {
+    if SCAFFOLD.contains(path.as_str()) {
         return true;
     }
     // components/<embedded component>/<layer>/<file>.yaml
     let parts: Vec<&str> = path.iter().collect();
     match parts.as_slice() {
         [dir, component, _layer, file] => {
-            *dir == COMPONENTS_DIR
-                && file.ends_with(".yaml")
-                && !templates::names_under(&format!("{COMPONENTS_DIR}/{component}/")).is_empty()
+            *dir == COMPONENTS_DIR && file.ends_with(".yaml") && EMBEDDED.contains(*component)
         }
         _ => false,
     }

@@ -463,6 +463,19 @@ fn finish_steps(f: &Found) -> Result<Vec<Step>, String> {
     Ok(out)
 }
 
+/// What finishing an apply this process just committed removes: its backups and any temporary
+/// file left, and the directories its deletions emptied. (No hashes: it wrote them itself.)
+pub(super) fn own_finish_steps(record: &Record) -> Vec<Step> {
+    let mut out = Vec::new();
+    for op in &record.ops {
+        out.extend(op.backup.iter().chain(&op.temp).cloned().map(Step::Remove));
+        if op.temp.is_none() {
+            out.push(Step::RemoveEmptyParents(op.path.clone()));
+        }
+    }
+    out
+}
+
 /// Carries out `steps` under `root`, best effort: a step that fails does not stop the others.
 /// Returns the first failure.
 pub(super) fn execute(root: &Utf8Path, steps: &[Step]) -> Option<String> {

@@ -317,7 +317,7 @@ fn run(
     write_record(root, record)?;
     // From here on the plan is applied: a signal waits until the cleanup is done.
     pause("committed", signals);
-    finish(root, record)
+    finish(root, record, true)
 }
 
 /// Writes `contents` to a new file at `path`, with `mode` (`barrier` makes it durable).

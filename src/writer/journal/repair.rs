@@ -31,12 +31,18 @@ pub(super) fn undo(root: &Utf8Path, record: &Record) -> Option<String> {
 }
 
 /// The plan is applied: removes backups (and directories a deletion emptied), then the journal.
-pub(super) fn finish(root: &Utf8Path, record: &Record) -> Result<(), CellgenError> {
+/// `ours`: the apply that just committed, in this process, which knows its own files; a journal
+/// found on disk is checked against it first (`evidence`).
+pub(super) fn finish(root: &Utf8Path, record: &Record, ours: bool) -> Result<(), CellgenError> {
     let recovery = |message| CellgenError::Recovery {
         path: root.join(JOURNAL),
         message,
     };
-    let steps = evidence::steps(root, record).map_err(recovery)?;
+    let steps = if ours {
+        evidence::own_finish_steps(record)
+    } else {
+        evidence::steps(root, record).map_err(recovery)?
+    };
     if let Some(message) = evidence::execute(root, &steps) {
         return Err(recovery(message));
     }
@@ -145,7 +151,7 @@ pub fn recover(root: &Utf8Path) -> Result<Option<Recovered>, CellgenError> {
             true
         }
         State::Committed => {
-            finish(root, &record)?;
+            finish(root, &record, false)?;
             false
         }
     };
