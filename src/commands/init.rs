@@ -199,7 +199,7 @@ fn adopt_schemas(root: &Utf8Path, dry_run: bool) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
+        "{} is already a cellgen repository; adding what it lacks of cellgen's own files (the JSON Schemas editors validate its files with, .cellgen/.gitignore):",
         root
     );
     super::finish(&plan, &[], dry_run)

@@ -548,3 +548,49 @@ pub fn cases() -> Vec<Case> {
 fn forged_journals_and_records() {
     run_table("forged", &cases());
 }
+
+/// Git ignores the journal wherever cellgen writes it: `init`, `new` and `upgrade` add
+/// `.cellgen/.gitignore` to repositories that lack it, and the lines it lacks to a user's own.
+#[test]
+fn git_never_sees_the_journal() {
+    let ignored = |dir: &Path| {
+        [".cellgen/journal", ".cellgen/journal.tmp"]
+            .iter()
+            .all(|path| {
+                std::process::Command::new("git")
+                    .arg("-C")
+                    .arg(dir)
+                    .args(["check-ignore", "-q", path])
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .status()
+                    .unwrap()
+                    .success()
+            })
+    };
+    let run = |dir: &Path, args: &[&str]| {
+        let out = cellgen().arg("-C").arg(dir).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    for args in [&["init"][..], &["new", PROD, "--force"], &["upgrade"]] {
+        let dir = temp_dir();
+        git_repo(dir.path());
+        fs::remove_file(dir.path().join(".cellgen/.gitignore")).unwrap();
+        put(dir.path(), ".cellgen/.gitignore", b"# ours\n*.bak");
+        assert!(!ignored(dir.path()));
+        run(dir.path(), args);
+        assert!(ignored(dir.path()), "{args:?}");
+        assert_eq!(
+            read(&dir.path().join(".cellgen/.gitignore")),
+            "# ours\n*.bak\n/journal\n/journal.tmp\n",
+            "{args:?}"
+        );
+        // Twice changes nothing.
+        let before = tree_hash(dir.path());
+        run(dir.path(), args);
+        assert_tree_unchanged(&before, &tree_hash(dir.path()), "a second run");
+    }
+}
