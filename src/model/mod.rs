@@ -10,6 +10,7 @@ pub mod contract;
 pub mod generated;
 pub mod ignore;
 pub mod keys;
+pub mod provenance;
 pub mod repo;
 pub mod scaffold;
 pub mod schema;

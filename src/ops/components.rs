@@ -207,10 +207,10 @@ impl Adding<'_> {
 
         // Flux side: materialise the shared component once (with the contract's renames),
         // then list it in the cell's layers.
-        let renames = crate::model::state::renames(plan)?;
+        let renames = crate::model::provenance::renames(plan)?;
         for (path, contents) in component.shared_files(templates) {
             if !plan.exists(&path) {
-                let contents = crate::model::state::renamed(&renames, &path, contents);
+                let contents = crate::model::provenance::renamed(&renames, &path, contents);
                 plan.write(path, contents)?;
             }
         }

@@ -366,7 +366,7 @@ pub fn rename(
     outcome.manifests = refs::rename_everywhere(plan, &config, old, new)?;
     // The records learn it in the same change: what cellgen generates from now on (a component
     // added later, the next `upgrade`) says `new` where its templates say `old`.
-    crate::model::state::record_rename(plan, old, new)?;
+    crate::model::provenance::record_rename(plan, old, new)?;
     Ok(outcome)
 }
 

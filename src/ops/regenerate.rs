@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::error::CellgenError;
 use crate::model::catalog::{COMPONENTS_DIR, Catalog};
 use crate::model::config::Config;
+use crate::model::provenance;
 use crate::model::repo::{cell_flux_dir, cell_terraform_dir};
 use crate::model::state::{self, CellRecord, FileRecord, sha256};
 use crate::ops::components::{METADATA_FILE, resolve_ref};
@@ -199,7 +200,7 @@ pub fn plan_cell_files(
 ) -> Result<Regenerated, CellgenError> {
     let previous: CellRecord = state::load(plan, cell)?.unwrap_or_default();
     // An older cellgen never turns back what a newer one generated.
-    if let Some(wrote) = state::newer_writer(&previous) {
+    if let Some(wrote) = provenance::newer_writer(&previous) {
         return Err(CellgenError::NewerWriter {
             record: state::record_path(cell),
             wrote,

@@ -25,6 +25,7 @@ use crate::model::catalog::{COMPONENTS_DIR, Catalog};
 use crate::model::cell::CellName;
 use crate::model::cidr;
 use crate::model::config::{CONFIG_FILE, Config};
+use crate::model::provenance;
 use crate::model::repo::cell_terraform_dir;
 use crate::model::scaffold::{self, CellInputs};
 use crate::model::state::{self, CellRecord, FileRecord, Inputs};
@@ -340,7 +341,7 @@ fn refuse_newer(plan: &Plan, cells: &[String]) -> Result<(), CellgenError> {
     let records = std::iter::once(repository).chain(cells.iter().map(|c| state::record_path(c)));
     for path in records {
         if let Some(record) = state::load_at(plan, &path)?
-            && let Some(wrote) = state::newer_writer(&record)
+            && let Some(wrote) = provenance::newer_writer(&record)
         {
             return Err(CellgenError::NewerWriter {
                 record: path,

@@ -10,6 +10,7 @@ use crate::error::CellgenError;
 use crate::model::catalog::{COMPONENTS_DIR, Catalog, Origin};
 use crate::model::cell::CellName;
 use crate::model::config::{CONFIG_FILE, Config};
+use crate::model::provenance;
 use crate::model::repo::cell_terraform_dir;
 use crate::model::scaffold::{self, CellInputs, Files, RepoSettings};
 use crate::model::state::{self, FileRecord, sha256};
@@ -118,7 +119,7 @@ pub fn cell_requests(
 ) -> Result<Vec<Request>, CellgenError> {
     let cell = name.name.as_str();
     let record = state::load(plan, cell)?.unwrap_or_default();
-    let renames = state::renames(plan)?;
+    let renames = provenance::renames(plan)?;
     // What the cell was generated from: its record's inputs, else what its files say.
     let generated_from = match &record.inputs {
         Some(r) => CellInputs {
@@ -147,7 +148,7 @@ pub fn cell_requests(
         let theirs = if desired.planned().any(|(p, _)| p == path) {
             desired
                 .read(&path)?
-                .map(|text| state::renamed(&renames, &path, text))
+                .map(|text| provenance::renamed(&renames, &path, text))
         } else {
             None
         };
@@ -236,13 +237,13 @@ pub fn repository_requests(
     let mut seen: BTreeSet<Utf8PathBuf> = BTreeSet::new();
     for (path, theirs, only_existing) in wanted {
         // What cellgen generates here is its templates' text with the contract's renames.
-        let theirs = state::renamed(&record.renames, &path, theirs);
+        let theirs = provenance::renamed(&record.renames, &path, theirs);
         let entry = record.files.get(path.as_str()).cloned();
         let mut candidates = vec![theirs.clone()];
         candidates.extend(
             bases::history(&path, &config.git.branch)
                 .into_iter()
-                .map(|text| state::renamed(&record.renames, &path, text)),
+                .map(|text| provenance::renamed(&record.renames, &path, text)),
         );
         seen.insert(path.clone());
         out.push(Request {
