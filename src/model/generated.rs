@@ -19,6 +19,7 @@ use crate::model::catalog::COMPONENTS_DIR;
 use crate::model::config::CONFIG_FILE;
 use crate::model::repo::{cell_flux_dir, cell_terraform_dir};
 use crate::ports::templates;
+use crate::root::fsguard::Root;
 use crate::writer::plan::Plan;
 
 /// File names of a cell's stack in the embedded templates (immutable, derived from them).
@@ -90,21 +91,13 @@ pub fn not_generated(plan: &Plan, layers: &[String], scope: Scope, path: &str) -
 
 /// The symbolic link on the way to `path` (relative to the plan's root), said as a reason.
 pub fn through_link(plan: &Plan, path: &Utf8Path) -> Option<String> {
-    let mut at = plan.root().to_path_buf();
-    for part in path.components() {
-        at.push(part.as_str());
-        match std::fs::symlink_metadata(&at) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Some(format!(
-                    "it leads through the symbolic link {}, and cellgen writes real paths only",
-                    at.strip_prefix(plan.root()).unwrap_or(&at)
-                ));
-            }
-            Ok(_) => {}
-            Err(_) => break,
-        }
+    match Root::new(plan.root()).resolve_traced(path) {
+        Ok((_, None)) => None,
+        Ok((_, Some((link, _)))) => Some(format!(
+            "it leads through the symbolic link {link}, and cellgen writes real paths only"
+        )),
+        Err(outside) => Some(outside.to_string()),
     }
-    None
 }
 
 fn cell_file(plan: &Plan, layers: &[String], cell: &str, path: &Utf8Path) -> bool {
