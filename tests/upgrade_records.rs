@@ -113,25 +113,41 @@ fn a_renamed_key_stays_renamed_through_upgrade_and_in_components_added_later() {
     );
 }
 
+/// A cell's record says cellgen `version` wrote it.
+fn written_by(root: &Path, cell: &str, version: &str) {
+    let record = root.join(format!(".cellgen/cells/{cell}.json"));
+    let text = read(&record);
+    let from = text
+        .lines()
+        .find(|l| l.starts_with("  \"cellgen\": "))
+        .unwrap()
+        .to_string();
+    let text = text.replacen(&from, &format!("  \"cellgen\": \"{version}\","), 1);
+    fs::write(&record, text).unwrap();
+}
+
 #[test]
 fn an_older_cellgen_does_not_upgrade_what_a_newer_one_wrote() {
-    let dir = repo("v0.2.0", |root| {
-        let record = root.join(format!(".cellgen/cells/{DEV}.json"));
-        let text = read(&record).replacen("\"cellgen\": \"0.2.0\"", "\"cellgen\": \"0.9.1\"", 1);
-        fs::write(&record, text).unwrap();
-    });
-    let root = dir.path();
-    let before = work_tree(root);
-    for args in [
-        &["upgrade"][..],
-        &["upgrade", "--dry-run"],
-        &["new", DEV, "--force"],
-    ] {
+    // A repository 0.2.0 made, one cell of which a (future) 0.9.1 upgraded; and one this
+    // cellgen made, one cell of which a 99.0.0 regenerated.
+    let old = repo("v0.2.0", |root| written_by(root, DEV, "0.9.1"));
+    let new = temp_dir();
+    new_cell(new.path(), &[PROD]);
+    written_by(new.path(), PROD, "99.0.0");
+    let cases: [(&Path, &str, &str, &[&str]); 4] = [
+        (old.path(), DEV, "0.9.1", &["upgrade"]),
+        (old.path(), DEV, "0.9.1", &["upgrade", "--dry-run"]),
+        (new.path(), PROD, "99.0.0", &["upgrade"]),
+        (new.path(), PROD, "99.0.0", &["new", PROD, "--force"]),
+    ];
+    for (root, cell, version, args) in cases {
+        let before = work_tree(root);
         let (code, _, stderr) = run(root, args);
         assert_eq!(code, 1, "{args:?}: {stderr}");
         assert!(
-            stderr.contains(&format!(".cellgen/cells/{DEV}.json: cellgen 0.9.1 wrote"))
-                && stderr.contains(concat!("this is cellgen ", env!("CARGO_PKG_VERSION")))
+            stderr.contains(&format!(
+                ".cellgen/cells/{cell}.json: cellgen {version} wrote"
+            )) && stderr.contains(concat!("this is cellgen ", env!("CARGO_PKG_VERSION")))
                 && stderr.contains("Nothing was written"),
             "{stderr}"
         );

@@ -28,6 +28,8 @@ pub struct RepoSettings {
     pub state_region: Option<String>,
     pub admin_role_arns: Vec<String>,
     pub public_endpoint_cidrs: Vec<String>,
+    /// The Git host's SSH keys, one known_hosts line each (`git.known_hosts`).
+    pub git_known_hosts: Vec<String>,
 }
 
 /// The EKS AMI release a new repository pins Karpenter to outside dev (awslabs/amazon-eks-ami
@@ -94,10 +96,14 @@ pub fn adopt(
         vpc_cidr_pool: String,
         vpc_prefix_length: u8,
         karpenter_ami_aliases: Vec<AmiAlias<'a>>,
+        flux_version: &'static str,
+        flux_operator_version: &'static str,
     }
     let context = Context {
         settings,
         cellgen_version: VERSION,
+        flux_version: crate::model::flux_settings::FLUX_VERSION,
+        flux_operator_version: crate::model::flux_settings::FLUX_OPERATOR_VERSION,
         vpc_cidr_pool: crate::model::config::default_vpc_cidr_pool(),
         vpc_prefix_length: crate::model::config::default_vpc_prefix_length(),
         karpenter_ami_aliases: settings
@@ -198,7 +204,13 @@ pub struct CellInputs {
     pub egress_gateway: bool,
     /// The cell's own VPC block (see `cidr`), recorded in its terraform.tfvars.
     pub vpc_cidr: String,
+    /// Its state may still hold cellgen 0.2.0's `flux_bootstrap_git.this`: the stack forgets it
+    /// (flux-bootstrap-removed.tf) rather than destroy it, which would uninstall Flux.
+    pub forget_flux_bootstrap: bool,
 }
+
+/// The stack file that forgets a cell's `flux_bootstrap_git` ([`CellInputs::forget_flux_bootstrap`]).
+pub const FLUX_BOOTSTRAP_REMOVED: &str = "flux-bootstrap-removed.tf";
 
 #[derive(Serialize)]
 struct LayerContext<'a> {
@@ -223,6 +235,7 @@ struct CellContext<'a> {
     environments: &'a [String],
     kubernetes_version: &'a str,
     egress_gateway: bool,
+    forget_flux_bootstrap: bool,
     vpc_cidr: &'a str,
     git_url: &'a str,
     git_branch: &'a str,
@@ -239,7 +252,7 @@ struct CellContext<'a> {
 
 /// Identities the base keys name: the ConfigMap is written only after them and after Flux.
 const BASE_DEPENDS_ON: &[&str] = &[
-    "flux_bootstrap_git.this",
+    "helm_release.flux_instance",
     "aws_eks_pod_identity_association.app",
 ];
 
@@ -293,6 +306,7 @@ pub fn cell_files(
         environments: &config.environments,
         kubernetes_version: &inputs.kubernetes_version,
         egress_gateway: inputs.egress_gateway,
+        forget_flux_bootstrap: inputs.forget_flux_bootstrap,
         vpc_cidr: &inputs.vpc_cidr,
         git_url: &config.git.url,
         git_branch: &config.git.branch,
@@ -346,7 +360,9 @@ pub fn cell_files(
     let tf_dir = cell_terraform_dir(&cell.name);
     for name in templates.names_under("cell/terraform/") {
         let file = name.trim_start_matches("cell/terraform/");
-        if file == "egress.tf" && !inputs.egress_gateway {
+        if (file == "egress.tf" && !inputs.egress_gateway)
+            || (file == FLUX_BOOTSTRAP_REMOVED && !inputs.forget_flux_bootstrap)
+        {
             continue;
         }
         files.insert(tf_dir.join(file), templates.render(&name, &context)?);

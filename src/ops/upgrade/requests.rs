@@ -126,6 +126,7 @@ pub fn cell_requests(
             kubernetes_version: r.kubernetes_version.clone(),
             egress_gateway: r.egress_gateway,
             vpc_cidr: r.vpc_cidr.clone(),
+            forget_flux_bootstrap: inputs.forget_flux_bootstrap,
         },
         None => inputs.clone(),
     };
@@ -214,6 +215,9 @@ pub fn repository_requests(
         state_region: config.terraform.state_region.clone(),
         admin_role_arns: config.cluster_access.admin_role_arns.clone(),
         public_endpoint_cidrs: config.cluster_access.public_endpoint_cidrs.clone(),
+        git_known_hosts: crate::model::flux_settings::known_hosts_lines(
+            config.git.known_hosts.as_deref().unwrap_or_default(),
+        ),
     };
     let (scaffold, _) = scaffold::repo_files(templates, &settings, |_| false)?;
     let mut wanted: Vec<(Utf8PathBuf, String, bool)> = scaffold

@@ -87,6 +87,12 @@ pub fn upgrade(
         let list: Vec<String> = aliases.iter().map(|(e, a)| format!("{e}: {a}")).collect();
         added.push(format!("karpenter.ami_alias: {}", list.join(", ")));
     }
+    // Flux (0.3.0): the releases the Flux Operator installs, and the Git host's keys.
+    if !has("flux") {
+        blocks.push_str(&section(&rendered, "flux"));
+        added.push(super::flux::flux_added());
+    }
+    edited = super::flux::known_hosts(&edited, &config, &mut added)?;
     if !blocks.is_empty() {
         edited = insert_before_top_level(&edited, "layers", &blocks);
     }
@@ -233,8 +239,12 @@ fn render_template(
         vpc_cidr_pool: String,
         vpc_prefix_length: u8,
         karpenter_ami_aliases: Vec<AmiAlias<'a>>,
+        flux_version: &'static str,
+        flux_operator_version: &'static str,
     }
     let context = Context {
+        flux_version: crate::model::flux_settings::FLUX_VERSION,
+        flux_operator_version: crate::model::flux_settings::FLUX_OPERATOR_VERSION,
         settings: RepoSettings {
             git_url: config.git.url.clone(),
             git_branch: config.git.branch.clone(),
@@ -244,6 +254,7 @@ fn render_template(
             state_region,
             admin_role_arns: Vec::new(),
             public_endpoint_cidrs: vec![OPEN_ENDPOINT.to_string()],
+            git_known_hosts: super::flux::template_known_hosts(config),
         },
         cellgen_version: crate::model::scaffold::VERSION,
         vpc_cidr_pool: crate::model::config::default_vpc_cidr_pool(),

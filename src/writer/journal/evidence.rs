@@ -181,7 +181,7 @@ pub(super) fn check_names(root: &Utf8Path, record: &Record) -> Result<(), String
                 .is_none_or(|h| h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()))
             {
                 return Err(format!(
-                    "it gives no sha256 for `{name}`: this cellgen did not write it (cellgen before 0.3.0 recorded no hashes), or no cellgen did"
+                    "it gives no sha256 for `{name}`: this cellgen did not write it (an older cellgen recorded no hashes), or no cellgen did"
                 ));
             }
         }
