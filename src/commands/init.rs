@@ -101,6 +101,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         plan.write(path, contents)?;
     }
     crate::model::schema::plan_all(plan)?;
+    crate::model::ignore::plan_gitignore(plan)?;
     Ok(Kept {
         kept: adopted.kept,
         skipped: adopted.skipped,
@@ -218,6 +219,7 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
         args.repo.git_branch.as_deref(),
     )?;
     schema::plan_all(&mut plan)?;
+    crate::model::ignore::plan_gitignore(&mut plan)?;
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
     if let Some(text) = schema::with_modeline(&text, SchemaFile::Config, Utf8Path::new(CONFIG_FILE))
     {
@@ -234,7 +236,7 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
     let mut notes = Vec::new();
     if moved.is_empty() {
         crate::outln!(
-            "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
+            "{} is already a cellgen repository; adding what it lacks of cellgen's own files (the JSON Schemas editors validate its files with, .cellgen/.gitignore):",
             root
         )?;
     } else {

@@ -378,20 +378,9 @@ pub fn rename(
         }
     }
     outcome.manifests = refs::rename_everywhere(plan, &config, old, new)?;
-    // Components of the catalog not in the repository yet still read `${old}`.
-    for component in catalog.components.values() {
-        let uses = component
-            .shared_files(templates)
-            .into_iter()
-            .filter(|(path, text)| !plan.exists(path) && refs::rename_in(text, old, new).is_some())
-            .count();
-        if uses > 0 {
-            outcome.warnings.push(format!(
-                "cellgen's component `{}` reads `${{{old}}}`; a cell that adds it later fails `cellgen check` (missing-key) until its manifests say `${{{new}}}`",
-                component.name
-            ));
-        }
-    }
+    // The records learn it in the same change: what cellgen generates from now on (a component
+    // added later, the next `upgrade`) says `new` where its templates say `old`.
+    crate::model::provenance::record_rename(plan, old, new)?;
     Ok(outcome)
 }
 

@@ -1,5 +1,5 @@
-//! The hostile-input table: names, files, edits, filesystem, symlinks, signals, concurrency,
-//! state files, scalar typing, write errors, shell quoting.
+//! The hostile-input table: names, files, edits, filesystem, symlinks, forged journals and
+//! records, signals, concurrency, state files, scalar typing, write errors, shell quoting.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
@@ -13,6 +13,7 @@ mod concurrency;
 mod edits;
 mod files;
 mod filesystem;
+mod forged;
 mod names;
 mod scalar_typing;
 mod shell_quoting;
@@ -170,6 +171,7 @@ fn hostile_table_counts() {
         ("edits", edits::cases().len()),
         ("filesystem", filesystem::cases().len()),
         ("symlinks", symlinks::cases().len()),
+        ("forged", forged::cases().len()),
         ("signals", signals::CASES),
         ("concurrency", concurrency::CASES),
         ("state files", state_files::cases().len()),
