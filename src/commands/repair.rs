@@ -6,10 +6,10 @@ use super::Session;
 
 pub fn run(session: &Session) -> Result<()> {
     if session.repaired.is_none() {
-        println!(
+        crate::outln!(
             "Nothing to repair: no interrupted cellgen left a journal ({}).",
             crate::writer::journal::JOURNAL
-        );
+        )?;
     }
     Ok(())
 }

@@ -88,19 +88,28 @@ pub fn seed_config(templates: &Templates) -> Result<Config, CellgenError> {
     Config::parse(&text, Utf8Path::new(CONFIG_FILE))
 }
 
-/// The keys no `key remove` or `key rename` may take: `schema` (the contract's number) and the
-/// seed contract's, which every cell writes and cellgen's own files read. With why.
-pub fn reserved_key(templates: &Templates, name: &str) -> Result<Option<String>, CellgenError> {
+/// Why `name` is not a key `key remove` (`removing`) or `key rename` may take, if it is not:
+/// `schema` (the contract's number) for both; for removal also the seed contract's keys, which
+/// every cell writes and cellgen's own files read by name. (A rename of a seed key is the
+/// repository's to make: the records learn it, so `upgrade` and components added later follow.)
+pub fn reserved_key(
+    templates: &Templates,
+    name: &str,
+    removing: bool,
+) -> Result<Option<String>, CellgenError> {
     if name == SCHEMA_KEY {
         return Ok(Some(format!(
             "`{name}` is the contract's number, which every cell's ConfigMap carries and `cellgen check` compares; cellgen moves it, no key command does"
         )));
     }
+    if !removing {
+        return Ok(None);
+    }
     let seed = seed_config(templates)?;
     Ok(seed.keys.contains_key(name).then(|| {
         let all: Vec<&str> = seed.keys.keys().map(String::as_str).collect();
         format!(
-            "`{name}` is one of the seed keys every cell writes ({}): cellgen's shared layers, components and stack templates read them by these names, so removing or renaming one breaks every cell's `cellgen check` or its next `cellgen upgrade`",
+            "`{name}` is one of the seed keys every cell writes ({}): cellgen's shared layers, components and stack templates read them, so without it every cell fails `cellgen check` or its next `cellgen upgrade` (rename it instead, `cellgen key rename`, if the name is what you want to change)",
             all.join(", ")
         )
     }))

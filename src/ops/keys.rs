@@ -119,9 +119,14 @@ fn check_new_name(
     Ok(())
 }
 
-/// `schema` and the seed contract's keys are cellgen's: no key command removes or renames them.
-fn refuse_reserved(templates: &Templates, name: &str, flag: &str) -> Result<(), CellgenError> {
-    match crate::model::scaffold::reserved_key(templates, name)? {
+/// `schema` is cellgen's: no key command removes or renames it; a seed key is never removed.
+fn refuse_reserved(
+    templates: &Templates,
+    name: &str,
+    flag: &str,
+    removing: bool,
+) -> Result<(), CellgenError> {
+    match crate::model::scaffold::reserved_key(templates, name, removing)? {
         Some(why) => Err(CellgenError::InvalidFlag {
             flag: flag.into(),
             reason: format!("{why}. Nothing was changed"),
@@ -316,7 +321,7 @@ pub fn rename(
     old: &str,
     new: &str,
 ) -> Result<KeyOutcome, CellgenError> {
-    refuse_reserved(templates, old, "OLD")?;
+    refuse_reserved(templates, old, "OLD", false)?;
     let (config, text) = planned_config(plan)?;
     let mut outcome = KeyOutcome::default();
     match config.keys.get(old) {
@@ -391,7 +396,7 @@ pub fn remove(
     templates: &Templates,
     name: &str,
 ) -> Result<KeyOutcome, CellgenError> {
-    refuse_reserved(templates, name, "NAME")?;
+    refuse_reserved(templates, name, "NAME", true)?;
     let (config, _) = planned_config(plan)?;
     let mut outcome = KeyOutcome::default();
     let in_contract = config.keys.get(name);

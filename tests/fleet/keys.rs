@@ -214,7 +214,7 @@ fn key_commands_refuse_bad_input_naming_the_flag_or_line() {
         root,
         &["key", "rename", "vpc_id", "cluster_name"],
         2,
-        &["OLD", "`vpc_id` is one of the seed keys every cell writes"],
+        &["NEW", "the contract has a key `cluster_name` already"],
     );
     run_fails(
         root,
@@ -222,8 +222,8 @@ fn key_commands_refuse_bad_input_naming_the_flag_or_line() {
         2,
         &["OLD", "a key of cellgen's component `karpenter`"],
     );
-    // The contract's number and the seed keys are cellgen's: never removed or renamed, whether
-    // a manifest uses them or not.
+    // The contract's number is cellgen's: never removed or renamed; a seed key is never removed,
+    // whether a manifest uses it or not (renaming one is the repository's to do).
     for (args, flag, why) in [
         (
             &["key", "remove", "schema"][..],
@@ -244,11 +244,6 @@ fn key_commands_refuse_bad_input_naming_the_flag_or_line() {
             &["key", "remove", "cell_name"][..],
             "NAME",
             "`cell_name` is one of the seed keys",
-        ),
-        (
-            &["key", "rename", "app_role_arn", "role"][..],
-            "OLD",
-            "`app_role_arn` is one of the seed keys",
         ),
     ] {
         run_fails(root, args, 2, &[flag, why, "Nothing was changed"]);

@@ -312,12 +312,12 @@ fn component_names() -> Vec<Case> {
             },
         },
         Case {
-            name: "key rename of a seed key",
+            name: "key rename schema",
             setup: cell,
-            args: &["key", "rename", "cluster_name", "eks_cluster"],
+            args: &["key", "rename", "schema", "version"],
             expect: Expect::Fails {
                 code: 2,
-                words: &["OLD", "`cluster_name` is one of the seed keys"],
+                words: &["OLD", "`schema` is the contract's number"],
             },
         },
     ]
