@@ -357,9 +357,13 @@ pub struct RepoArgs {
     #[arg(long = "admin-role-arn", value_name = "ARN", value_delimiter = ',')]
     pub admin_role_arns: Option<Vec<String>>,
 
-    /// CIDRs allowed to reach the clusters' public API endpoint, comma-separated; "" turns the public endpoint off (default: 0.0.0.0/0).
+    /// CIDRs allowed to reach the clusters' public API endpoint, comma-separated (your CI runners' and VPN's egress); "" or none keeps the API private, the default.
     #[arg(long, value_name = "CIDRS", value_delimiter = ',')]
     pub public_endpoint_cidrs: Option<Vec<String>>,
+
+    /// Route53 hosted zones (public, by name) external-dns and cert-manager may change, comma-separated, for every environment (dns.zones in cellgen.yaml).
+    #[arg(long, value_name = "ZONES", value_delimiter = ',')]
+    pub dns_zones: Option<Vec<String>>,
 }
 
 #[derive(Debug, Args)]

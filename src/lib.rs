@@ -24,6 +24,7 @@ pub mod lock;
 pub mod merge;
 pub mod paths;
 pub mod plan;
+pub mod platform;
 pub mod progress;
 pub mod prompt;
 pub mod regenerate;

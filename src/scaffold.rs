@@ -28,6 +28,8 @@ pub struct RepoSettings {
     pub state_region: Option<String>,
     pub admin_role_arns: Vec<String>,
     pub public_endpoint_cidrs: Vec<String>,
+    /// dns.zones of every environment; none: the section is a commented example.
+    pub dns_zones: Vec<String>,
 }
 
 /// The EKS AMI release a new repository pins Karpenter to outside dev (awslabs/amazon-eks-ami
@@ -41,6 +43,97 @@ pub fn default_ami_alias(environment: &str) -> &'static str {
         "al2023@latest"
     } else {
         PINNED_AMI_ALIAS
+    }
+}
+
+/// What templates/repo/cellgen.yaml.j2 writes of src/platform.rs's settings, by environment.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlatformContext {
+    pub node_ami_releases: Vec<NodePins>,
+    pub cilium_versions: Vec<EnvValue>,
+    pub karpenter_node_pools: Vec<EnvPool>,
+    /// Empty: the section is written as a commented example.
+    pub dns_zones: Vec<EnvZones>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodePins {
+    pub environment: String,
+    pub pins: Vec<NodePin>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodePin {
+    pub kubernetes_version: String,
+    pub release: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvValue {
+    pub environment: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvPool {
+    pub environment: String,
+    pub pool: crate::platform::NodePool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvZones {
+    pub environment: String,
+    pub zones: Vec<String>,
+}
+
+impl PlatformContext {
+    /// A new repository's: every environment's node groups pinned to [`crate::platform::AMI_RELEASE`]
+    /// for the default Kubernetes version, the newest Cilium, the default NodePools, no DNS zones.
+    pub fn defaults(environments: &[String], kubernetes_version: &str) -> PlatformContext {
+        let release = crate::platform::ami_release_version(kubernetes_version)
+            .map(str::to_string)
+            .unwrap_or_else(|| "latest".into());
+        PlatformContext {
+            node_ami_releases: environments
+                .iter()
+                .map(|env| NodePins {
+                    environment: env.clone(),
+                    pins: vec![NodePin {
+                        kubernetes_version: kubernetes_version.to_string(),
+                        release: release.clone(),
+                    }],
+                })
+                .collect(),
+            cilium_versions: environments
+                .iter()
+                .map(|env| EnvValue {
+                    environment: env.clone(),
+                    version: crate::platform::CILIUM_VERSION.into(),
+                })
+                .collect(),
+            karpenter_node_pools: environments
+                .iter()
+                .map(|env| EnvPool {
+                    environment: env.clone(),
+                    pool: crate::platform::default_node_pool(env),
+                })
+                .collect(),
+            dns_zones: Vec::new(),
+        }
+    }
+
+    /// The same zones in every environment (none: no `dns` section).
+    pub fn with_dns_zones(mut self, environments: &[String], zones: &[String]) -> PlatformContext {
+        if !zones.is_empty() {
+            self.dns_zones = environments
+                .iter()
+                .map(|env| EnvZones {
+                    environment: env.clone(),
+                    zones: zones.to_vec(),
+                })
+                .collect();
+        }
+        self
     }
 }
 
@@ -90,6 +183,8 @@ pub fn adopt(
     struct Context<'a> {
         #[serde(flatten)]
         settings: &'a RepoSettings,
+        #[serde(flatten)]
+        platform: PlatformContext,
         cellgen_version: &'static str,
         vpc_cidr_pool: String,
         vpc_prefix_length: u8,
@@ -97,6 +192,8 @@ pub fn adopt(
     }
     let context = Context {
         settings,
+        platform: PlatformContext::defaults(&settings.environments, &settings.kubernetes_version)
+            .with_dns_zones(&settings.environments, &settings.dns_zones),
         cellgen_version: VERSION,
         vpc_cidr_pool: crate::config::default_vpc_cidr_pool(),
         vpc_prefix_length: crate::config::default_vpc_prefix_length(),
@@ -224,6 +321,7 @@ struct CellContext<'a> {
     kubernetes_version: &'a str,
     egress_gateway: bool,
     vpc_cidr: &'a str,
+    vpc_cidr_pool: &'a str,
     git_url: &'a str,
     git_branch: &'a str,
     state_bucket: Option<&'a str>,
@@ -286,6 +384,7 @@ pub fn cell_files(
             message: "terraform.state_bucket is set but terraform.state_region is not: the backend needs the bucket's own region (every cell shares the bucket), so add `state_region: <bucket-region>` under `terraform:`".into(),
         });
     }
+    check_platform_settings(config, cell, &inputs.kubernetes_version)?;
     let context = CellContext {
         cell: &cell.name,
         region: &cell.region,
@@ -294,6 +393,7 @@ pub fn cell_files(
         kubernetes_version: &inputs.kubernetes_version,
         egress_gateway: inputs.egress_gateway,
         vpc_cidr: &inputs.vpc_cidr,
+        vpc_cidr_pool: &config.network.vpc_cidr_pool,
         git_url: &config.git.url,
         git_branch: &config.git.branch,
         state_bucket: config.terraform.state_bucket.as_deref(),
@@ -352,4 +452,49 @@ pub fn cell_files(
         files.insert(tf_dir.join(file), templates.render(&name, &context)?);
     }
     Ok(files)
+}
+
+/// The settings every cell's stack reads from cellgen.yaml at plan time for its environment
+/// (src/platform.rs): without them `terraform plan` fails, much later, so the cell is refused now.
+fn check_platform_settings(
+    config: &Config,
+    cell: &CellName,
+    kubernetes_version: &str,
+) -> Result<(), CellgenError> {
+    let env = &cell.environment;
+    let missing = |setting: String, example: String| CellgenError::InvalidFile {
+        path: CONFIG_FILE.into(),
+        message: format!(
+            "cell {} reads `{setting}` (its Terraform does, when it plans), which cellgen.yaml lacks: add it{example}. `cellgen upgrade` adds the settings a repository made by an older cellgen lacks",
+            cell.name
+        ),
+    };
+    let pinned = config
+        .node_groups
+        .as_ref()
+        .and_then(|n| n.pinned(env, kubernetes_version));
+    if pinned.is_none() {
+        let release = crate::platform::ami_release_version(kubernetes_version)
+            .unwrap_or("<version>-<date>");
+        return Err(missing(
+            format!("node_groups.ami_release_version.{env}.\"{kubernetes_version}\""),
+            format!(
+                " (the node groups' image for Kubernetes {kubernetes_version}: under `node_groups:` `ami_release_version:` `{env}:`, `\"{kubernetes_version}\": {release}`, a release listed at https://github.com/awslabs/amazon-eks-ami/releases)"
+            ),
+        ));
+    }
+    if !config
+        .cilium
+        .as_ref()
+        .is_some_and(|c| c.version.contains_key(env.as_str()))
+    {
+        return Err(missing(
+            format!("cilium.version.{env}"),
+            format!(
+                " (Cilium's chart version: under `cilium:` `version:`, `{env}: {}`)",
+                crate::platform::CILIUM_VERSION
+            ),
+        ));
+    }
+    Ok(())
 }

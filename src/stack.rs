@@ -45,6 +45,7 @@ impl StackFacts {
             state_region: Some("eu-west-2".into()),
             admin_role_arns: vec!["arn:aws:iam::123456789012:role/admin".into()],
             public_endpoint_cidrs: vec!["203.0.113.0/24".into()],
+            dns_zones: Vec::new(),
         };
         let (repo, _) = scaffold::repo_files(templates, &settings, |_| false)?;
         let config_text = repo

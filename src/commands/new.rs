@@ -31,6 +31,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                     "--public-endpoint-cidrs",
                     args.repo.public_endpoint_cidrs.is_some(),
                 ),
+                ("--dns-zones", args.repo.dns_zones.is_some()),
             ] {
                 if given {
                     eprintln!(
@@ -219,7 +220,7 @@ fn resolve_vpc_cidr(
             let block = Cidr::parse(text).map_err(invalid)?;
             if !config::VPC_PREFIX_LENGTHS.contains(&block.prefix()) {
                 return Err(invalid(format!(
-                    "{block} is a /{}; a cell's VPC is a /{} to /{} (network.tf splits it into subnets)",
+                    "{block} is a /{}; a cell's VPC is a /{} to /{} (network.tf splits it into subnets, and a /20 would give public subnets of /28, smaller than the /27 an ALB needs)",
                     block.prefix(),
                     config::VPC_PREFIX_LENGTHS.start(),
                     config::VPC_PREFIX_LENGTHS.end()
@@ -360,6 +361,24 @@ fn resolve_kubernetes_version(
         return Err(CellgenError::InvalidFlag {
             flag: "--kubernetes-version".into(),
             reason: format!("`{version}` is not an EKS version; use major.minor, e.g. {default}"),
+        }
+        .into());
+    }
+    // A version the cell already runs stays (a cluster is never downgraded, and EKS moves one
+    // past its support itself); a new choice must be one EKS creates clusters of.
+    if known != Some(version.as_str())
+        && let Some(problem) = crate::platform::kubernetes_version_problem(&version)
+    {
+        let from_default = args.kubernetes_version.is_none() && version == *default;
+        return Err(CellgenError::InvalidFlag {
+            flag: "--kubernetes-version".into(),
+            reason: if from_default {
+                format!(
+                    "{problem}. It is defaults.kubernetes_version in cellgen.yaml: change that, or pass --kubernetes-version"
+                )
+            } else {
+                format!("{problem}. Pass one of them")
+            },
         }
         .into());
     }

@@ -13,6 +13,7 @@
 
 mod bases;
 mod files;
+mod platform;
 mod requests;
 mod settings;
 
@@ -116,8 +117,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
             cell_components(plan, &before, &catalog, cell)?,
         );
     }
-    let karpenter = running.values().flatten().any(|c| c == "karpenter");
-    let (added, mut notices) = settings::upgrade(plan, &templates, &all, karpenter)?;
+    let (added, mut notices) = settings::upgrade(plan, &templates, &all, &running)?;
     crate::schema::plan_all(plan)?;
     let (config, _) = components::planned_config(plan)?;
 

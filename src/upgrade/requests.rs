@@ -170,6 +170,7 @@ pub fn repository_requests(
         state_region: config.terraform.state_region.clone(),
         admin_role_arns: config.cluster_access.admin_role_arns.clone(),
         public_endpoint_cidrs: config.cluster_access.public_endpoint_cidrs.clone(),
+        dns_zones: Vec::new(),
     };
     let (scaffold, _) = scaffold::repo_files(templates, &settings, |_| false)?;
     let mut wanted: Vec<(Utf8PathBuf, String, bool)> = scaffold

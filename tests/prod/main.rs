@@ -14,6 +14,7 @@ mod cilium;
 mod egress;
 mod karpenter;
 mod network;
+mod nodes;
 mod repo;
 mod state;
 mod teardown;
