@@ -109,7 +109,7 @@ fn eval_in(
     // tuple of them all.
     let input = format!("jsonencode([{}])\n", expressions.join(", "));
     let mut child = Command::new("terraform")
-        .arg("console")
+        .args(["console", "-no-color"])
         .current_dir(dir)
         .env("TF_CLI_CONFIG_FILE", "/dev/null")
         .env("TF_IN_AUTOMATION", "1")
