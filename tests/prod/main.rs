@@ -15,6 +15,7 @@ mod egress;
 mod karpenter;
 mod network;
 mod nodes;
+mod privilege;
 mod repo;
 mod state;
 mod teardown;
