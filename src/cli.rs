@@ -436,7 +436,7 @@ pub struct RemoveCellArgs {
 /// `set-version`.
 #[derive(Debug, Args)]
 pub struct SetVersionArgs {
-    /// Component whose chart moves, e.g. cert-manager (see `cellgen list`).
+    /// Component whose chart moves, e.g. cert-manager (see `cellgen list`), or cilium (per environment in cellgen.yaml).
     pub component: String,
 
     /// The chart version (semver, e.g. v1.21.0) or, for a chart from an OCIRepository, the tag.

@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod cell;
 pub mod check;
 pub mod cidr;
+pub mod cilium_version;
 pub mod cli;
 pub mod color;
 pub mod commands;

@@ -222,6 +222,48 @@ impl NodeGroupSettings {
         Ok(())
     }
 
+    /// `text` (cellgen.yaml) with `"version": release` added to the block mapping of
+    /// `node_groups.ami_release_version.<environment>`, after its last entry; None where the
+    /// layout is not the block mappings cellgen writes (the caller then asks the user to add it).
+    pub fn add_pin(text: &str, environment: &str, version: &str, release: &str) -> Option<String> {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let top = lines.iter().position(|l| l.trim_end() == "node_groups:")?;
+        let section_end = lines[top + 1..]
+            .iter()
+            .position(|l| !l.trim().is_empty() && indent(l) == 0 && !l.starts_with('#'))
+            .map_or(lines.len(), |i| i + top + 1);
+        let within = |from: usize, key: &str| {
+            (from..section_end).find(|&i| lines[i].trim_end().trim_start() == format!("{key}:"))
+        };
+        let versions = within(top + 1, "ami_release_version")?;
+        let env = within(versions + 1, environment)?;
+        let env_indent = indent(lines[env]);
+        if env_indent <= indent(lines[versions]) {
+            return None;
+        }
+        let mut last = env;
+        let mut entry_indent = None;
+        for (i, line) in lines.iter().enumerate().take(section_end).skip(env + 1) {
+            if line.trim().is_empty() || line.trim_start().starts_with('#') {
+                continue;
+            }
+            if indent(line) <= env_indent {
+                break;
+            }
+            entry_indent.get_or_insert(indent(line));
+            last = i;
+        }
+        let pad = " ".repeat(entry_indent.unwrap_or(env_indent + 2));
+        let mut out: String = lines[..=last].concat();
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!("{pad}\"{version}\": {release}\n"));
+        out.push_str(&lines[last + 1..].concat());
+        Some(out)
+    }
+
     /// The release pinned for `environment` and Kubernetes `version`, if any.
     pub fn pinned(&self, environment: &str, version: &str) -> Option<&str> {
         self.ami_release_version
@@ -658,6 +700,19 @@ mod tests {
         let quoted = text.replace("1.30:", "\"1.30\":");
         let doc: Doc = yaml_serde::from_str(&quoted).unwrap();
         assert_eq!(doc.node_groups.validate(&["prod".into()], &quoted), Ok(()));
+    }
+
+    #[test]
+    fn a_pin_joins_its_environment() {
+        let text = "a: 1\nnode_groups:\n  ami_release_version:\n    dev:\n      \"1.34\": 1.34.9-20260714\n    prod:\n      \"1.34\": 1.34.9-20260714 # ok\n\n# next\ncilium: {}\n";
+        let out = NodeGroupSettings::add_pin(text, "prod", "1.33", "1.33.13-20260714").unwrap();
+        assert_eq!(
+            out,
+            text.replace("# ok\n", "# ok\n      \"1.33\": 1.33.13-20260714\n")
+        );
+        assert_eq!(NodeGroupSettings::add_pin(text, "staging", "1.33", "x"), None);
+        let flow = "node_groups:\n  ami_release_version:\n    prod: {\"1.34\": x}\n";
+        assert_eq!(NodeGroupSettings::add_pin(flow, "prod", "1.33", "x"), None);
     }
 
     #[test]

@@ -91,6 +91,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         egress_gateway: resolve_egress(session, &args, known.egress_gateway)?,
         vpc_cidr: resolve_vpc_cidr(&args, &config, plan.root(), &cell.name)?,
     };
+    let config = pin_node_image(&mut plan, config, &cell, &inputs.kubernetes_version, args.dry_run)?;
     let templates = Templates::new();
     let catalog = Catalog::load(&templates, &plan)?;
     let had = regenerate::existing_components(&plan, &config, &catalog, &cell.name)?;
@@ -172,6 +173,47 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A cell of a Kubernetes version its environment pins no node image for: cellgen.yaml gains the
+/// pin of the amazon-eks-ami release cellgen knows (a line the pull request shows), so a new
+/// version, or a cell's upgrade, is one command. Without a `node_groups` section, or with a
+/// layout cellgen does not edit, the cell is refused later (scaffold), naming what to add.
+fn pin_node_image(
+    plan: &mut Plan,
+    config: Config,
+    cell: &CellName,
+    version: &str,
+    dry_run: bool,
+) -> Result<Config> {
+    let Some(node_groups) = &config.node_groups else {
+        return Ok(config);
+    };
+    if node_groups.pinned(&cell.environment, version).is_some() {
+        return Ok(config);
+    }
+    let Some(release) = crate::platform::ami_release_version(version) else {
+        return Ok(config);
+    };
+    let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
+    let Some(edited) = crate::platform::NodeGroupSettings::add_pin(&text, &cell.environment, version, release)
+    else {
+        return Ok(config);
+    };
+    let parsed = Config::parse(&edited, Utf8Path::new(CONFIG_FILE))?;
+    if parsed.node_groups.as_ref().and_then(|n| n.pinned(&cell.environment, version)) != Some(release) {
+        return Ok(config);
+    }
+    plan.write(CONFIG_FILE, edited)?;
+    if !dry_run {
+        eprintln!(
+            "cellgen.yaml: node_groups.ami_release_version.{}.\"{version}\" is {release} (amazon-eks-ami {}), the node image of the {} cells on Kubernetes {version}",
+            cell.environment,
+            crate::platform::AMI_RELEASE,
+            cell.environment
+        );
+    }
+    Ok(parsed)
 }
 
 /// The cell's VPC block: `--vpc-cidr`, else the block it already records (`--force` keeps it),

@@ -139,14 +139,35 @@ fn the_node_image_is_the_one_cellgen_yaml_pins_for_the_environment_and_version()
     );
     fs::write(&config, &text).unwrap();
 
-    // A new cell of a version cellgen.yaml pins no image for is refused before anything is written.
-    let before = tree_hash(root);
+    // A new cell of a version its environment pins no image for: cellgen.yaml gains the pin of
+    // the release cellgen knows, one line the pull request shows.
     let out = run(root, &["new", "eu-west-1-prod", "--kubernetes-version", "1.35"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("node_groups.ami_release_version.prod.\"1.35\" is 1.35.6-20260714"),
+        "{stderr}"
+    );
+    let settings: Value = yaml_serde::from_str(&read(&config)).unwrap();
+    assert_eq!(
+        settings["node_groups"]["ami_release_version"]["prod"],
+        serde_json::json!({"1.34": "1.34.9-20260714", "1.35": "1.35.6-20260714"})
+    );
+    // Where cellgen cannot edit the section, the cell is refused before anything is written,
+    // naming what to add.
+    let text = read(&config);
+    fs::write(
+        &config,
+        text.replacen("    staging:\n      \"1.34\": 1.34.9-20260714\n", "    staging: {\"1.34\": 1.34.9-20260714}\n", 1),
+    )
+    .unwrap();
+    let before = tree_hash(root);
+    let out = run(root, &["new", "eu-west-1-staging", "--kubernetes-version", "1.33"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("node_groups.ami_release_version.prod.\"1.35\"")
-            && stderr.contains("1.35.6-20260714"),
+        stderr.contains("node_groups.ami_release_version.staging.\"1.33\"")
+            && stderr.contains("1.33.13-20260714"),
         "{stderr}"
     );
     assert_tree_unchanged(&before, &tree_hash(root), "refused new");
