@@ -19,6 +19,7 @@ mod privilege;
 mod repo;
 mod state;
 mod teardown;
+mod versions;
 
 use std::collections::BTreeSet;
 use std::fs;
