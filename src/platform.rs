@@ -167,9 +167,8 @@ pub fn ami_release_problem(version: &str, release: &str) -> Option<String> {
             ami_release_version(version).unwrap_or("1.34.9-20260714")
         ));
     }
-    (!release.starts_with(&format!("{version}."))).then(|| {
-        format!("`{release}` is an image of another Kubernetes version than {version}")
-    })
+    (!release.starts_with(&format!("{version}.")))
+        .then(|| format!("`{release}` is an image of another Kubernetes version than {version}"))
 }
 
 impl NodeGroupSettings {
@@ -319,7 +318,12 @@ impl CiliumSettings {
                 ));
             }
         }
-        every_environment("cilium.version", &self.version, environments, CILIUM_VERSION)
+        every_environment(
+            "cilium.version",
+            &self.version,
+            environments,
+            CILIUM_VERSION,
+        )
     }
 }
 
@@ -354,7 +358,9 @@ fn zone_problem(zone: &str) -> Option<String> {
                 && !label.ends_with('-')
         });
     (!labels_ok).then(|| {
-        format!("`{zone}` is not a hosted zone name: use a lowercase domain name such as example.com")
+        format!(
+            "`{zone}` is not a hosted zone name: use a lowercase domain name such as example.com"
+        )
     })
 }
 
@@ -487,7 +493,10 @@ impl NodePool {
             if items.is_empty() {
                 return Err(problem(
                     format!("{field}:"),
-                    format!("{at}.{field} is empty: list at least one of {}", allowed.join(", ")),
+                    format!(
+                        "{at}.{field} is empty: list at least one of {}",
+                        allowed.join(", ")
+                    ),
                 ));
             }
             for (i, item) in items.iter().enumerate() {
@@ -568,7 +577,9 @@ impl DisruptionBudget {
         {
             return Err(problem(
                 duration.as_str(),
-                format!("{at}.disruption_budgets: duration `{duration}` is not a duration such as 8h or 30m"),
+                format!(
+                    "{at}.disruption_budgets: duration `{duration}` is not a duration such as 8h or 30m"
+                ),
             ));
         }
         if let Some(schedule) = &self.schedule
@@ -629,7 +640,10 @@ fn known_environment(setting: &str, env: &str, environments: &[String]) -> Resul
         format!(
             "{setting} has `{env}`, which is not an environment (environments: {}){}",
             environments.join(", "),
-            crate_hint(env, &environments.iter().map(String::as_str).collect::<Vec<_>>())
+            crate_hint(
+                env,
+                &environments.iter().map(String::as_str).collect::<Vec<_>>()
+            )
         ),
     ))
 }
@@ -663,7 +677,10 @@ mod tests {
     fn kubernetes_versions_are_the_ones_eks_supports() {
         assert_eq!(kubernetes_version_problem("1.34"), None);
         let old = kubernetes_version_problem("1.20").unwrap();
-        assert!(old.contains("EKS does not create clusters of Kubernetes 1.20"), "{old}");
+        assert!(
+            old.contains("EKS does not create clusters of Kubernetes 1.20"),
+            "{old}"
+        );
         assert!(old.contains("1.32, 1.33, 1.34, 1.35, 1.36"), "{old}");
         assert!(kubernetes_version_problem("1.99").is_some());
         let shape = kubernetes_version_problem("1.34.2").unwrap();
@@ -674,8 +691,16 @@ mod tests {
     fn node_image_releases_fit_their_kubernetes_version() {
         assert_eq!(ami_release_problem("1.34", "1.34.9-20260714"), None);
         assert_eq!(ami_release_problem("1.34", "latest"), None);
-        assert!(ami_release_problem("1.35", "1.34.9-20260714").unwrap().contains("another"));
-        assert!(ami_release_problem("1.34", "v20260714").unwrap().contains("not a node image"));
+        assert!(
+            ami_release_problem("1.35", "1.34.9-20260714")
+                .unwrap()
+                .contains("another")
+        );
+        assert!(
+            ami_release_problem("1.34", "v20260714")
+                .unwrap()
+                .contains("not a node image")
+        );
         for v in EKS_VERSIONS {
             let release = ami_release_version(v.version).unwrap();
             assert_eq!(ami_release_problem(v.version, release), None);
@@ -684,13 +709,17 @@ mod tests {
 
     #[test]
     fn an_unquoted_kubernetes_version_key_is_refused() {
-        let text = "node_groups:\n  ami_release_version:\n    prod:\n      1.30: 1.30.14-20260714\n";
+        let text =
+            "node_groups:\n  ami_release_version:\n    prod:\n      1.30: 1.30.14-20260714\n";
         #[derive(Deserialize)]
         struct Doc {
             node_groups: NodeGroupSettings,
         }
         let doc: Doc = yaml_serde::from_str(text).unwrap();
-        let err = doc.node_groups.validate(&["prod".into()], text).unwrap_err();
+        let err = doc
+            .node_groups
+            .validate(&["prod".into()], text)
+            .unwrap_err();
         assert!(
             err.message.contains("quote the Kubernetes version `1.30`")
                 && err.message.contains("the number 1.3"),
@@ -710,7 +739,10 @@ mod tests {
             out,
             text.replace("# ok\n", "# ok\n      \"1.33\": 1.33.13-20260714\n")
         );
-        assert_eq!(NodeGroupSettings::add_pin(text, "staging", "1.33", "x"), None);
+        assert_eq!(
+            NodeGroupSettings::add_pin(text, "staging", "1.33", "x"),
+            None
+        );
         let flow = "node_groups:\n  ami_release_version:\n    prod: {\"1.34\": x}\n";
         assert_eq!(NodeGroupSettings::add_pin(flow, "prod", "1.33", "x"), None);
     }
@@ -729,21 +761,38 @@ mod tests {
         assert!(err.message.contains("Did you mean `spot`?"), "{err:?}");
         pools["prod"] = default_node_pool("prod");
         pools["prod"].disruption_budgets[0].schedule = Some("0 9 * * *".into());
-        assert!(validate_node_pools(&pools, &envs).unwrap_err().message.contains("needs a duration"));
+        assert!(
+            validate_node_pools(&pools, &envs)
+                .unwrap_err()
+                .message
+                .contains("needs a duration")
+        );
         pools["prod"] = default_node_pool("prod");
         pools["prod"].consolidate_after = "10 minutes".into();
         assert!(validate_node_pools(&pools, &envs).is_err());
         pools.shift_remove("prod");
-        assert!(validate_node_pools(&pools, &envs).unwrap_err().message.contains("no entry for environment `prod`"));
+        assert!(
+            validate_node_pools(&pools, &envs)
+                .unwrap_err()
+                .message
+                .contains("no entry for environment `prod`")
+        );
     }
 
     #[test]
     fn dns_zones_are_names_or_every_zone() {
         let envs: Vec<String> = vec!["prod".into()];
         let zones = |z: &[&str]| DnsSettings {
-            zones: [("prod".to_string(), z.iter().map(|s| s.to_string()).collect())].into(),
+            zones: [(
+                "prod".to_string(),
+                z.iter().map(|s| s.to_string()).collect(),
+            )]
+            .into(),
         };
-        assert_eq!(zones(&["example.com", "prod.example.org."]).validate(&envs), Ok(()));
+        assert_eq!(
+            zones(&["example.com", "prod.example.org."]).validate(&envs),
+            Ok(())
+        );
         assert_eq!(zones(&["*"]).validate(&envs), Ok(()));
         assert!(zones(&["*", "example.com"]).validate(&envs).is_err());
         assert!(zones(&["Example.com"]).validate(&envs).is_err());
@@ -760,6 +809,12 @@ mod tests {
         let settings = CiliumSettings {
             version: [("dev".to_string(), "1.20.0".to_string())].into(),
         };
-        assert!(settings.validate(&envs).unwrap_err().message.contains("`prod`"));
+        assert!(
+            settings
+                .validate(&envs)
+                .unwrap_err()
+                .message
+                .contains("`prod`")
+        );
     }
 }

@@ -474,8 +474,8 @@ fn check_platform_settings(
         .as_ref()
         .and_then(|n| n.pinned(env, kubernetes_version));
     if pinned.is_none() {
-        let release = crate::platform::ami_release_version(kubernetes_version)
-            .unwrap_or("<version>-<date>");
+        let release =
+            crate::platform::ami_release_version(kubernetes_version).unwrap_or("<version>-<date>");
         return Err(missing(
             format!("node_groups.ami_release_version.{env}.\"{kubernetes_version}\""),
             format!(

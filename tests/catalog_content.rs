@@ -682,7 +682,10 @@ fn release(version: &str) -> Vec<u64> {
     version
         .trim_start_matches('v')
         .split('.')
-        .map(|p| p.parse().unwrap_or_else(|_| panic!("not a release: {version}")))
+        .map(|p| {
+            p.parse()
+                .unwrap_or_else(|_| panic!("not a release: {version}"))
+        })
         .collect()
 }
 
@@ -693,8 +696,10 @@ fn release(version: &str) -> Vec<u64> {
 #[test]
 fn no_chart_pin_is_older_than_the_newest_known_release() {
     let known: Value = yaml_serde::from_str(
-        &fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/charts/newest-known.yaml"))
-            .unwrap(),
+        &fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/charts/newest-known.yaml"),
+        )
+        .unwrap(),
     )
     .unwrap();
     let known = known["charts"].as_object().unwrap();
@@ -708,7 +713,9 @@ fn no_chart_pin_is_older_than_the_newest_known_release() {
             doc["spec"]["ref"]["tag"].as_str().map(str::to_string)
         } else {
             let doc: Value = yaml_serde::from_str(&fs::read_to_string(&helm).unwrap()).unwrap();
-            doc["spec"]["chart"]["spec"]["version"].as_str().map(str::to_string)
+            doc["spec"]["chart"]["spec"]["version"]
+                .as_str()
+                .map(str::to_string)
         };
         let version = version.unwrap_or_else(|| panic!("{}: no chart version", entry.name));
         pins.push((entry.name.clone(), version));
@@ -717,21 +724,30 @@ fn no_chart_pin_is_older_than_the_newest_known_release() {
     let mut problems = Vec::new();
     for (name, pin) in &pins {
         let Some(entry) = known.get(name) else {
-            problems.push(format!("{name}: no entry in schemas/charts/newest-known.yaml"));
+            problems.push(format!(
+                "{name}: no entry in schemas/charts/newest-known.yaml"
+            ));
             continue;
         };
         assert!(
-            entry["source"].as_str().is_some_and(|s| !s.trim().is_empty()),
+            entry["source"]
+                .as_str()
+                .is_some_and(|s| !s.trim().is_empty()),
             "{name}: an entry says where it was read"
         );
         let newest = entry["newest"].as_str().unwrap();
         if release(pin) < release(newest) {
-            problems.push(format!("{name}: pinned {pin}, but {newest} is out ({})", entry["source"].as_str().unwrap()));
+            problems.push(format!(
+                "{name}: pinned {pin}, but {newest} is out ({})",
+                entry["source"].as_str().unwrap()
+            ));
         }
     }
     for name in known.keys() {
         if !pins.iter().any(|(n, _)| n == name) {
-            problems.push(format!("{name}: an entry of newest-known.yaml that nothing pins"));
+            problems.push(format!(
+                "{name}: an entry of newest-known.yaml that nothing pins"
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

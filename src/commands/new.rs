@@ -91,7 +91,13 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         egress_gateway: resolve_egress(session, &args, known.egress_gateway)?,
         vpc_cidr: resolve_vpc_cidr(&args, &config, plan.root(), &cell.name)?,
     };
-    let config = pin_node_image(&mut plan, config, &cell, &inputs.kubernetes_version, args.dry_run)?;
+    let config = pin_node_image(
+        &mut plan,
+        config,
+        &cell,
+        &inputs.kubernetes_version,
+        args.dry_run,
+    )?;
     let templates = Templates::new();
     let catalog = Catalog::load(&templates, &plan)?;
     let had = regenerate::existing_components(&plan, &config, &catalog, &cell.name)?;
@@ -196,12 +202,18 @@ fn pin_node_image(
         return Ok(config);
     };
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-    let Some(edited) = crate::platform::NodeGroupSettings::add_pin(&text, &cell.environment, version, release)
+    let Some(edited) =
+        crate::platform::NodeGroupSettings::add_pin(&text, &cell.environment, version, release)
     else {
         return Ok(config);
     };
     let parsed = Config::parse(&edited, Utf8Path::new(CONFIG_FILE))?;
-    if parsed.node_groups.as_ref().and_then(|n| n.pinned(&cell.environment, version)) != Some(release) {
+    if parsed
+        .node_groups
+        .as_ref()
+        .and_then(|n| n.pinned(&cell.environment, version))
+        != Some(release)
+    {
         return Ok(config);
     }
     plan.write(CONFIG_FILE, edited)?;

@@ -2,11 +2,11 @@ use anyhow::Result;
 
 use super::Session;
 use crate::catalog::Catalog;
-use crate::cilium_version;
-use crate::config::Config;
 use crate::cell::CellName;
+use crate::cilium_version;
 use crate::cli::SetVersionArgs;
 use crate::components::cell_components;
+use crate::config::Config;
 use crate::error::CellgenError;
 use crate::plan::Plan;
 use crate::repo::Repo;
@@ -19,7 +19,9 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
-    if args.component == cilium_version::NAME && !catalog.components.contains_key(cilium_version::NAME) {
+    if args.component == cilium_version::NAME
+        && !catalog.components.contains_key(cilium_version::NAME)
+    {
         return set_cilium(&mut plan, &repo.config, &args);
     }
     let component = catalog.get(&args.component)?;
@@ -167,7 +169,11 @@ fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result
             } else {
                 args.environments.join(", ")
             },
-            if args.environments.len() == 1 { "s" } else { "" },
+            if args.environments.len() == 1 {
+                "s"
+            } else {
+                ""
+            },
             args.version
         );
         return Ok(());

@@ -326,7 +326,8 @@ mod tests {
         let at = |p: &str| history(Utf8Path::new(p), "trunk");
         assert_eq!(at("terraform/cells/eu-west-2-prod/karpenter.tf").len(), 1);
         assert!(at("terraform/cells/a/b/karpenter.tf").is_empty());
-        assert!(at("components/karpenter/configs/nodepool.yaml").is_empty());
+        assert!(at("components/karpenter/configs/kustomization.yaml").is_empty());
+        assert_eq!(at("components/karpenter/configs/nodepool.yaml").len(), 1);
         let workflow = at(".github/workflows/cellgen.yaml");
         assert!(workflow[0].contains("branches: [trunk]"), "{}", workflow[0]);
         assert!(workflow[0].contains("--tag v0.1.0"), "{}", workflow[0]);

@@ -48,7 +48,10 @@ pub fn values(
         for cell in running.keys() {
             let inputs = crate::regenerate::existing_inputs(plan, cell)?;
             if let Some(version) = inputs.kubernetes_version {
-                versions.entry(environment_of(cell)).or_default().push(version);
+                versions
+                    .entry(environment_of(cell))
+                    .or_default()
+                    .push(version);
             }
         }
         context.node_ami_releases = envs
@@ -76,9 +79,9 @@ pub fn values(
             .node_ami_releases
             .iter()
             .flat_map(|e| {
-                e.pins
-                    .iter()
-                    .map(move |p| format!("{}/{}: {}", e.environment, p.kubernetes_version, p.release))
+                e.pins.iter().map(move |p| {
+                    format!("{}/{}: {}", e.environment, p.kubernetes_version, p.release)
+                })
             })
             .collect();
         added.push(format!(
@@ -167,7 +170,9 @@ pub fn values(
                     zones: vec!["*".into()],
                 })
                 .collect();
-            added.push("dns.zones: \"*\" in every environment (every hosted zone, as before)".into());
+            added.push(
+                "dns.zones: \"*\" in every environment (every hosted zone, as before)".into(),
+            );
             notices.push(Notice {
                 setting: "dns.zones".into(),
                 message: format!(
@@ -196,8 +201,8 @@ pub fn values(
             added.push(format!(
                 "karpenter.node_pool: what {NODEPOOL} had, in every environment"
             ));
-            let spot_in_prod = envs.iter().any(|e| e == "prod")
-                && pool.capacity_types.iter().any(|c| c == "spot");
+            let spot_in_prod =
+                envs.iter().any(|e| e == "prod") && pool.capacity_types.iter().any(|c| c == "spot");
             notices.push(Notice {
                 setting: "karpenter.node_pool".into(),
                 message: format!(
@@ -255,7 +260,11 @@ fn cilium_of(plan: &Plan, cell: &str) -> Result<Option<(u64, u64, u64)>, Cellgen
 fn current_pool(text: &str) -> Option<NodePool> {
     let value: yaml_serde::Value = yaml_serde::from_str(text).ok()?;
     let spec = value.get("spec")?;
-    let requirements = spec.get("template")?.get("spec")?.get("requirements")?.as_sequence()?;
+    let requirements = spec
+        .get("template")?
+        .get("spec")?
+        .get("requirements")?
+        .as_sequence()?;
     let values_of = |key: &str| -> Option<Vec<String>> {
         let found = requirements
             .iter()

@@ -69,7 +69,8 @@ pub fn upgrade(
             .get("karpenter")
             .is_none_or(|k| k.get("node_pool").is_none()),
     };
-    let platform = super::platform::values(plan, &config, running, missing, &mut notices, &mut added)?;
+    let platform =
+        super::platform::values(plan, &config, running, missing, &mut notices, &mut added)?;
     let rendered = render_template(templates, &config, state_region, &aliases, &platform)?;
     let mut blocks = String::new();
     if !has("cluster_access") {
@@ -99,7 +100,11 @@ pub fn upgrade(
         let list: Vec<String> = aliases.iter().map(|(e, a)| format!("{e}: {a}")).collect();
         added.push(format!("karpenter.ami_alias: {}", list.join(", ")));
     } else if missing.node_pool {
-        edited = append_to_section(&edited, "karpenter", &subsection(&rendered, "karpenter", "node_pool"));
+        edited = append_to_section(
+            &edited,
+            "karpenter",
+            &subsection(&rendered, "karpenter", "node_pool"),
+        );
     }
     for (key, wanted) in [
         ("node_groups", missing.node_groups),
@@ -461,7 +466,10 @@ mod tests {
     fn a_subsection_goes_to_the_end_of_its_section() {
         let rendered = "karpenter:\n  ami_alias:\n    dev: x\n  # about\n  # pools\n  node_pool:\n    dev:\n      a: 1\n\nnext: 1\n";
         let block = subsection(rendered, "karpenter", "node_pool");
-        assert_eq!(block, "  # about\n  # pools\n  node_pool:\n    dev:\n      a: 1\n");
+        assert_eq!(
+            block,
+            "  # about\n  # pools\n  node_pool:\n    dev:\n      a: 1\n"
+        );
         let mine = "karpenter:\n  ami_alias: # mine\n    dev: y\n    # a comment of mine\n\n# Shared layers\nlayers: []\n";
         assert_eq!(
             append_to_section(mine, "karpenter", &block),

@@ -158,11 +158,19 @@ fn a_plan_by_a_role_not_listed_stops_before_the_cluster_exists() {
     let dir = temp_dir();
     new_cell(
         dir.path(),
-        &[PROD, "--admin-role-arn", &format!("{ADMIN},{CI_ROLE},{sso}")],
+        &[
+            PROD,
+            "--admin-role-arn",
+            &format!("{ADMIN},{CI_ROLE},{sso}"),
+        ],
     );
     let stack = stack_dir(dir.path(), PROD);
     let parsed = hcl_parse_dir(&stack);
-    let context = block(&parsed, "cluster.tf", &["data", "aws_iam_session_context", "current"]);
+    let context = block(
+        &parsed,
+        "cluster.tf",
+        &["data", "aws_iam_session_context", "current"],
+    );
     assert_eq!(context["arn"], "${data.aws_caller_identity.current.arn}");
     let partition = block(&parsed, "cluster.tf", &["data", "aws_partition", "current"]);
     let precondition = partition["lifecycle"][0]["precondition"]

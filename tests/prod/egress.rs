@@ -74,7 +74,10 @@ fn the_egress_gateway_has_fixed_addresses_an_output_and_a_policy_for_its_nodes()
 
     // Gateway nodes follow Cilium and their NAT route through values, never a module-level
     // depends_on (which defers every data source inside the module at each Cilium change).
-    assert!(nodes.get("depends_on").is_none(), "module.egress_node_group has depends_on");
+    assert!(
+        nodes.get("depends_on").is_none(),
+        "module.egress_node_group has depends_on"
+    );
     assert_eq!(nodes["cluster_name"], "${local.cluster_name_after_cni}");
 
     // The policy: in the cell's directory, listed by its kustomization, selecting the gateway

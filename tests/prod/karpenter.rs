@@ -103,7 +103,10 @@ fn the_node_pool_is_the_one_cellgen_yaml_sets_for_the_environment() {
     let root = dir.path();
     let config: Value = yaml_serde::from_str(&read(&root.join("cellgen.yaml"))).unwrap();
     let pools = &config["karpenter"]["node_pool"];
-    assert_eq!(pools["prod"]["capacity_types"], serde_json::json!(["on-demand"]));
+    assert_eq!(
+        pools["prod"]["capacity_types"],
+        serde_json::json!(["on-demand"])
+    );
     assert_eq!(pools["prod"]["architectures"], serde_json::json!(["amd64"]));
     assert!(strings(&pools["dev"]["capacity_types"]).contains(&"spot".to_string()));
     let keys = [
@@ -124,14 +127,23 @@ fn the_node_pool_is_the_one_cellgen_yaml_sets_for_the_environment() {
         let values = eval(
             &stack,
             &[
-                ("karpenter_node_pool", local_source(&parsed, "karpenter_node_pool")),
-                ("karpenter_ami_alias", local_source(&parsed, "karpenter_ami_alias")),
+                (
+                    "karpenter_node_pool",
+                    local_source(&parsed, "karpenter_node_pool"),
+                ),
+                (
+                    "karpenter_ami_alias",
+                    local_source(&parsed, "karpenter_ami_alias"),
+                ),
             ],
             &[],
             &expressions.iter().map(String::as_str).collect::<Vec<_>>(),
         )
         .unwrap();
-        let values: Vec<String> = values.iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        let values: Vec<String> = values
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
         let file = root.join(format!("{cell}.values.yaml"));
         let text: String = keys
             .iter()
@@ -147,9 +159,17 @@ fn the_node_pool_is_the_one_cellgen_yaml_sets_for_the_environment() {
             .output()
             .unwrap();
         fs::remove_file(&file).unwrap();
-        assert!(rendered.status.success(), "{}", String::from_utf8_lossy(&rendered.stderr));
+        assert!(
+            rendered.status.success(),
+            "{}",
+            String::from_utf8_lossy(&rendered.stderr)
+        );
         let docs = parse_yaml_docs("render", &String::from_utf8_lossy(&rendered.stdout)).unwrap();
-        let pool = &docs.iter().find(|d| d.value["kind"] == "NodePool").unwrap().value;
+        let pool = &docs
+            .iter()
+            .find(|d| d.value["kind"] == "NodePool")
+            .unwrap()
+            .value;
         let requirement = |key: &str| -> Value {
             pool["spec"]["template"]["spec"]["requirements"]
                 .as_array()
@@ -160,24 +180,53 @@ fn the_node_pool_is_the_one_cellgen_yaml_sets_for_the_environment() {
                 .clone()
         };
         let expected = &pools[env];
-        assert_eq!(requirement("kubernetes.io/arch"), expected["architectures"], "{cell}");
-        assert_eq!(requirement("karpenter.sh/capacity-type"), expected["capacity_types"], "{cell}");
-        assert_eq!(pool["spec"]["disruption"]["consolidateAfter"], expected["consolidate_after"]);
-        assert_eq!(pool["spec"]["disruption"]["budgets"], expected["disruption_budgets"]);
+        assert_eq!(
+            requirement("kubernetes.io/arch"),
+            expected["architectures"],
+            "{cell}"
+        );
+        assert_eq!(
+            requirement("karpenter.sh/capacity-type"),
+            expected["capacity_types"],
+            "{cell}"
+        );
+        assert_eq!(
+            pool["spec"]["disruption"]["consolidateAfter"],
+            expected["consolidate_after"]
+        );
+        assert_eq!(
+            pool["spec"]["disruption"]["budgets"],
+            expected["disruption_budgets"]
+        );
     }
     // The NodePool holds no setting of its own: every one comes from cellgen.yaml.
     let text = read(&root.join("components/karpenter/configs/nodepool.yaml"));
     for key in keys {
-        assert!(text.contains(&format!("${{{key}}}")), "nodepool.yaml does not read {key}");
+        assert!(
+            text.contains(&format!("${{{key}}}")),
+            "nodepool.yaml does not read {key}"
+        );
     }
 }
 
 #[test]
 fn node_pool_settings_are_checked() {
     let cases = [
-        ("      capacity_types: [on-demand]\n", "      capacity_types: [ondemand]\n", "Did you mean `on-demand`?"),
-        ("        - nodes: \"10%\"\n", "        - nodes: \"10%\"\n          schedule: \"0 9 * * *\"\n", "needs a duration"),
-        ("      consolidate_after: 10m\n", "      consolidate_after: soon\n", "use a duration such as"),
+        (
+            "      capacity_types: [on-demand]\n",
+            "      capacity_types: [ondemand]\n",
+            "Did you mean `on-demand`?",
+        ),
+        (
+            "        - nodes: \"10%\"\n",
+            "        - nodes: \"10%\"\n          schedule: \"0 9 * * *\"\n",
+            "needs a duration",
+        ),
+        (
+            "      consolidate_after: 10m\n",
+            "      consolidate_after: soon\n",
+            "use a duration such as",
+        ),
     ];
     for (from, to, words) in cases {
         let dir = new_repo(&[PROD]);
@@ -188,6 +237,9 @@ fn node_pool_settings_are_checked() {
         let out = run(dir.path(), &["check"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(stderr.contains(words) && stderr.contains("karpenter.node_pool."), "no `{words}` in {stderr}");
+        assert!(
+            stderr.contains(words) && stderr.contains("karpenter.node_pool."),
+            "no `{words}` in {stderr}"
+        );
     }
 }

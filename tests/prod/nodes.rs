@@ -33,11 +33,20 @@ fn no_module_call_has_depends_on_and_nodes_follow_cilium_through_a_value() {
     }
     // The node groups read the cluster's name through Cilium's release: created after it.
     let after_cni = local_source(&parsed, "cluster_name_after_cni");
-    assert!(after_cni.contains("helm_release.cilium.name"), "{after_cni}");
+    assert!(
+        after_cni.contains("helm_release.cilium.name"),
+        "{after_cni}"
+    );
     assert!(after_cni.contains("module.eks.cluster_name"), "{after_cni}");
-    for (file, module) in [("cluster.tf", "system_node_group"), ("egress.tf", "egress_node_group")] {
+    for (file, module) in [
+        ("cluster.tf", "system_node_group"),
+        ("egress.tf", "egress_node_group"),
+    ] {
         let nodes = block(&parsed, file, &["module", module]);
-        assert_eq!(nodes["cluster_name"], "${local.cluster_name_after_cni}", "{module}");
+        assert_eq!(
+            nodes["cluster_name"], "${local.cluster_name_after_cni}",
+            "{module}"
+        );
     }
     // ... and the value is known when Terraform plans: the release's configured name, through
     // the stack's own expression.
@@ -53,7 +62,11 @@ fn no_module_call_has_depends_on_and_nodes_follow_cilium_through_a_value() {
     assert_eq!(values, [serde_json::json!(PROD)]);
 
     // CoreDNS waits for the node group as a resource (no data source of a module deferred).
-    let coredns = block(&parsed, "cluster.tf", &["resource", "aws_eks_addon", "coredns"]);
+    let coredns = block(
+        &parsed,
+        "cluster.tf",
+        &["resource", "aws_eks_addon", "coredns"],
+    );
     assert_eq!(
         strings(&coredns["depends_on"]),
         ["${module.system_node_group}"]
@@ -70,11 +83,13 @@ fn the_node_image_is_the_one_cellgen_yaml_pins_for_the_environment_and_version()
         "1.34.9-20260714"
     );
     let parsed = hcl_parse_dir(&stack_dir(root, PROD));
-    for (file, module) in [("cluster.tf", "system_node_group"), ("egress.tf", "egress_node_group")] {
+    for (file, module) in [
+        ("cluster.tf", "system_node_group"),
+        ("egress.tf", "egress_node_group"),
+    ] {
         let nodes = block(&parsed, file, &["module", module]);
         assert_eq!(
-            nodes["use_latest_ami_release_version"],
-            "${local.node_ami_release == \"latest\"}",
+            nodes["use_latest_ami_release_version"], "${local.node_ami_release == \"latest\"}",
             "{module}"
         );
         assert_eq!(
@@ -84,8 +99,8 @@ fn the_node_image_is_the_one_cellgen_yaml_pins_for_the_environment_and_version()
         );
     }
     let release = local_source(&parsed, "node_ami_release");
-    let preconditions = &block(&parsed, "cluster.tf", &["data", "aws_partition", "current"])
-        ["lifecycle"][0]["precondition"];
+    let preconditions = &block(&parsed, "cluster.tf", &["data", "aws_partition", "current"])["lifecycle"]
+        [0]["precondition"];
     let conditions: Vec<String> = preconditions
         .as_array()
         .unwrap()
@@ -108,7 +123,11 @@ fn the_node_image_is_the_one_cellgen_yaml_pins_for_the_environment_and_version()
     // The pin of the cell's environment and version; a version with no pin stops the plan.
     assert_eq!(
         check(PROD, &[]),
-        [serde_json::json!("1.34.9-20260714"), true.into(), true.into()]
+        [
+            serde_json::json!("1.34.9-20260714"),
+            true.into(),
+            true.into()
+        ]
     );
     assert_eq!(
         check(PROD, &[("kubernetes_version", "1.35")]),
@@ -119,15 +138,30 @@ fn the_node_image_is_the_one_cellgen_yaml_pins_for_the_environment_and_version()
     let text = read(&config);
     fs::write(
         &config,
-        text.replacen("    dev:\n      \"1.34\": 1.34.9-20260714", "    dev:\n      \"1.34\": latest", 1)
-            .replacen("    prod:\n      \"1.34\": 1.34.9-20260714", "    prod:\n      \"1.34\": 1.33.13-20260714", 1),
+        text.replacen(
+            "    dev:\n      \"1.34\": 1.34.9-20260714",
+            "    dev:\n      \"1.34\": latest",
+            1,
+        )
+        .replacen(
+            "    prod:\n      \"1.34\": 1.34.9-20260714",
+            "    prod:\n      \"1.34\": 1.33.13-20260714",
+            1,
+        ),
     )
     .unwrap();
     assert_eq!(
         check(PROD, &[]),
-        [serde_json::json!("1.33.13-20260714"), true.into(), false.into()]
+        [
+            serde_json::json!("1.33.13-20260714"),
+            true.into(),
+            false.into()
+        ]
     );
-    assert_eq!(check(DEV, &[]), [serde_json::json!("latest"), true.into(), true.into()]);
+    assert_eq!(
+        check(DEV, &[]),
+        [serde_json::json!("latest"), true.into(), true.into()]
+    );
     // cellgen itself refuses that pin, naming the line.
     let out = run(root, &["check"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -141,7 +175,10 @@ fn the_node_image_is_the_one_cellgen_yaml_pins_for_the_environment_and_version()
 
     // A new cell of a version its environment pins no image for: cellgen.yaml gains the pin of
     // the release cellgen knows, one line the pull request shows.
-    let out = run(root, &["new", "eu-west-1-prod", "--kubernetes-version", "1.35"]);
+    let out = run(
+        root,
+        &["new", "eu-west-1-prod", "--kubernetes-version", "1.35"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
@@ -158,11 +195,18 @@ fn the_node_image_is_the_one_cellgen_yaml_pins_for_the_environment_and_version()
     let text = read(&config);
     fs::write(
         &config,
-        text.replacen("    staging:\n      \"1.34\": 1.34.9-20260714\n", "    staging: {\"1.34\": 1.34.9-20260714}\n", 1),
+        text.replacen(
+            "    staging:\n      \"1.34\": 1.34.9-20260714\n",
+            "    staging: {\"1.34\": 1.34.9-20260714}\n",
+            1,
+        ),
     )
     .unwrap();
     let before = tree_hash(root);
-    let out = run(root, &["new", "eu-west-1-staging", "--kubernetes-version", "1.33"]);
+    let out = run(
+        root,
+        &["new", "eu-west-1-staging", "--kubernetes-version", "1.33"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -177,7 +221,11 @@ fn the_node_image_is_the_one_cellgen_yaml_pins_for_the_environment_and_version()
 fn an_unquoted_kubernetes_version_in_the_pins_is_refused_naming_its_line() {
     let dir = new_repo(&[PROD]);
     let config = dir.path().join("cellgen.yaml");
-    let text = read(&config).replacen("      \"1.34\": 1.34.9", "      1.30: 1.30.14-20260714\n      \"1.34\": 1.34.9", 1);
+    let text = read(&config).replacen(
+        "      \"1.34\": 1.34.9",
+        "      1.30: 1.30.14-20260714\n      \"1.34\": 1.34.9",
+        1,
+    );
     fs::write(&config, &text).unwrap();
     let out = run(dir.path(), &["check"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -195,11 +243,19 @@ fn an_unquoted_kubernetes_version_in_the_pins_is_refused_naming_its_line() {
 fn coredns_and_the_pod_identity_agent_get_versions_and_the_agent_comes_before_cilium() {
     let dir = new_repo(&[PROD]);
     let parsed = hcl_parse_dir(&stack_dir(dir.path(), PROD));
-    let version = block(&parsed, "cluster.tf", &["data", "aws_eks_addon_version", "coredns"]);
+    let version = block(
+        &parsed,
+        "cluster.tf",
+        &["data", "aws_eks_addon_version", "coredns"],
+    );
     assert_eq!(version["addon_name"], "coredns");
     assert_eq!(version["kubernetes_version"], "${var.kubernetes_version}");
     assert_eq!(version["most_recent"], true);
-    let coredns = block(&parsed, "cluster.tf", &["resource", "aws_eks_addon", "coredns"]);
+    let coredns = block(
+        &parsed,
+        "cluster.tf",
+        &["resource", "aws_eks_addon", "coredns"],
+    );
     assert_eq!(
         coredns["addon_version"],
         "${data.aws_eks_addon_version.coredns.version}"
@@ -219,7 +275,11 @@ fn coredns_and_the_pod_identity_agent_get_versions_and_the_agent_comes_before_ci
     let association = block(
         &parsed,
         "cni.tf",
-        &["resource", "aws_eks_pod_identity_association", "cilium_operator"],
+        &[
+            "resource",
+            "aws_eks_pod_identity_association",
+            "cilium_operator",
+        ],
     );
     assert_eq!(
         association["cluster_name"],

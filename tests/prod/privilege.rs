@@ -14,14 +14,21 @@ fn render(root: &Path, cell: &str, layer: &str, values: &[(&str, &str)]) -> Vec<
         .map(|(k, v)| format!("{k}: {}\n", serde_json::to_string(v).unwrap()))
         .collect();
     let mut command = cellgen();
-    command.arg("-C").arg(root).args(["render", cell, "--layer", layer]);
+    command
+        .arg("-C")
+        .arg(root)
+        .args(["render", cell, "--layer", layer]);
     if !values.is_empty() {
         fs::write(&file, text).unwrap();
         command.arg("--values").arg(&file);
     }
     let out = command.output().unwrap();
     let _ = fs::remove_file(&file);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     parse_yaml_docs("render", &String::from_utf8_lossy(&out.stdout))
         .unwrap()
         .into_iter()
@@ -59,13 +66,19 @@ fn external_dns_and_cert_manager_reach_only_the_zones_of_the_environment() {
         ),
     ] {
         let zones = local_source(&parsed, zones_local);
-        assert_eq!(zones, "local.settings.dns.zones[var.environment]", "{component}");
+        assert_eq!(
+            zones, "local.settings.dns.zones[var.environment]",
+            "{component}"
+        );
         let lookup = block(&parsed, component, &["data", "aws_route53_zone", data]);
         assert_eq!(lookup["name"], "${each.value}");
         assert_eq!(lookup["private_zone"], false);
         let for_each = source_of(&lookup["for_each"]);
         let arn_expression = source_of(&block(&parsed, component, &["module", module])[arns])
-            .replace(&format!("data.aws_route53_zone.{data}"), r#"{ "example.com" = { arn = "arn:aws:route53:::hostedzone/Z0EXAMPLE" } }"#)
+            .replace(
+                &format!("data.aws_route53_zone.{data}"),
+                r#"{ "example.com" = { arn = "arn:aws:route53:::hostedzone/Z0EXAMPLE" } }"#,
+            )
             .replace("data.aws_partition.current.partition", "\"aws\"");
         let evaluate = || {
             eval(
@@ -89,7 +102,11 @@ fn external_dns_and_cert_manager_reach_only_the_zones_of_the_environment() {
         // "*" is every zone, as before, and looks none up.
         let config = root.join("cellgen.yaml");
         let text = read(&config);
-        fs::write(&config, text.replace(&format!("prod: [\"{DNS_ZONE}\"]"), "prod: [\"*\"]")).unwrap();
+        fs::write(
+            &config,
+            text.replace(&format!("prod: [\"{DNS_ZONE}\"]"), "prod: [\"*\"]"),
+        )
+        .unwrap();
         assert_eq!(
             evaluate(),
             [
@@ -105,11 +122,18 @@ fn external_dns_and_cert_manager_reach_only_the_zones_of_the_environment() {
     // external-dns filters on the same domains (cell-metadata's external_dns_domains, Terraform's
     // JSON list read back by YAML as a list), owns its records by cell, and deletes them with
     // their Services and Ingresses.
-    let metadata = block(&parsed, "cell-metadata.tf", &["resource", "kubernetes_config_map_v1", "cell_metadata"]);
+    let metadata = block(
+        &parsed,
+        "cell-metadata.tf",
+        &["resource", "kubernetes_config_map_v1", "cell_metadata"],
+    );
     let domains = source_of(&metadata["data"]["external_dns_domains"]);
     let value = eval(
         &stack,
-        &[("external_dns_zones", local_source(&parsed, "external_dns_zones"))],
+        &[(
+            "external_dns_zones",
+            local_source(&parsed, "external_dns_zones"),
+        )],
         &[],
         &[&domains],
     )
@@ -120,7 +144,10 @@ fn external_dns_and_cert_manager_reach_only_the_zones_of_the_environment() {
         root,
         PROD,
         "controllers",
-        &[("external_dns_domains", value.as_str().unwrap()), ("cluster_name", PROD)],
+        &[
+            ("external_dns_domains", value.as_str().unwrap()),
+            ("cluster_name", PROD),
+        ],
     );
     let values = &object(&objects, "HelmRelease", "external-dns")["spec"]["values"];
     assert_eq!(values["domainFilters"], serde_json::json!([DNS_ZONE]));
@@ -139,14 +166,19 @@ fn external_dns_needs_the_zones_of_the_environment_first() {
         .args(["new", PROD, "--git-url", GIT_URL])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(read(&root.join("cellgen.yaml")).contains("# dns:\n#   zones:\n"));
     let before = tree_hash(root);
     let out = run(root, &["add-component", "external-dns", "--cell", PROD]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("needs the setting `dns.zones.prod`") && stderr.contains("prod: [example.com]"),
+        stderr.contains("needs the setting `dns.zones.prod`")
+            && stderr.contains("prod: [example.com]"),
         "{stderr}"
     );
     assert_tree_unchanged(&before, &tree_hash(root), "refused add-component");
@@ -174,13 +206,25 @@ fn a_namespace_reads_only_its_own_secrets_through_the_cluster_secret_store() {
     );
     // The reader trusts the operator's role alone, and reads the cell's secrets tagged with the
     // namespace the operator tags each session with (esoNamespace).
-    let trust = block(&parsed, file, &["data", "aws_iam_policy_document", "external_secrets_reader_trust"]);
+    let trust = block(
+        &parsed,
+        file,
+        &[
+            "data",
+            "aws_iam_policy_document",
+            "external_secrets_reader_trust",
+        ],
+    );
     assert_eq!(
         trust["statement"][0]["principals"][0]["identifiers"][0],
         "${module.external_secrets_pod_identity.iam_role_arn}"
     );
     assert!(strings(&trust["statement"][0]["actions"]).contains(&"sts:TagSession".to_string()));
-    let policy = block(&parsed, file, &["data", "aws_iam_policy_document", "external_secrets_reader"]);
+    let policy = block(
+        &parsed,
+        file,
+        &["data", "aws_iam_policy_document", "external_secrets_reader"],
+    );
     let read_statement = policy["statement"]
         .as_array()
         .unwrap()
@@ -189,11 +233,19 @@ fn a_namespace_reads_only_its_own_secrets_through_the_cluster_secret_store() {
         .unwrap();
     assert_eq!(
         strings(&read_statement["resources"]),
-        ["arn:${data.aws_partition.current.partition}:secretsmanager:${var.region}:${data.aws_caller_identity.current.account_id}:secret:${var.name}/*"]
+        [
+            "arn:${data.aws_partition.current.partition}:secretsmanager:${var.region}:${data.aws_caller_identity.current.account_id}:secret:${var.name}/*"
+        ]
     );
     let condition = &read_statement["condition"][0];
-    assert_eq!(condition["variable"], "aws:ResourceTag/kubernetes-namespace");
-    assert_eq!(strings(&condition["values"]), ["$${aws:PrincipalTag/esoNamespace}"]);
+    assert_eq!(
+        condition["variable"],
+        "aws:ResourceTag/kubernetes-namespace"
+    );
+    assert_eq!(
+        strings(&condition["values"]),
+        ["$${aws:PrincipalTag/esoNamespace}"]
+    );
     // Every statement that reads a value is confined: the others list names or decrypt only
     // through Secrets Manager.
     for statement in policy["statement"].as_array().unwrap() {
@@ -209,8 +261,14 @@ fn a_namespace_reads_only_its_own_secrets_through_the_cluster_secret_store() {
     // The store assumes the reader with the namespace tag; namespaced stores are ignored, since
     // their authors choose their session tags.
     let arn = "arn:aws:iam::123456789012:role/eu-west-2-prod-external-secrets-reader";
-    let configs = render(root, PROD, "configs", &[("external_secrets_reader_role_arn", arn)]);
-    let aws = &object(&configs, "ClusterSecretStore", "aws-secrets-manager")["spec"]["provider"]["aws"];
+    let configs = render(
+        root,
+        PROD,
+        "configs",
+        &[("external_secrets_reader_role_arn", arn)],
+    );
+    let aws =
+        &object(&configs, "ClusterSecretStore", "aws-secrets-manager")["spec"]["provider"]["aws"];
     assert_eq!(aws["role"], arn);
     assert_eq!(aws["sessionTagsPolicy"], "Simple");
     assert!(aws.get("auth").is_none());
@@ -225,13 +283,22 @@ fn the_app_roles_buckets_are_the_cells_and_no_arn_names_the_aws_partition_by_han
     let dir = new_repo(&[&format!("{PROD} --egress-gateway --components {all}")]);
     let stack = stack_dir(dir.path(), PROD);
     let parsed = hcl_parse_dir(&stack);
-    let policy = block(&parsed, "app-role.tf", &["data", "aws_iam_policy_document", "app_abac"]);
+    let policy = block(
+        &parsed,
+        "app-role.tf",
+        &["data", "aws_iam_policy_document", "app_abac"],
+    );
     for statement in policy["statement"].as_array().unwrap() {
         let conditions: Vec<(String, Vec<String>)> = statement["condition"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| (c["variable"].as_str().unwrap().to_string(), strings(&c["values"])))
+            .map(|c| {
+                (
+                    c["variable"].as_str().unwrap().to_string(),
+                    strings(&c["values"]),
+                )
+            })
             .collect();
         for tag in ["kubernetes-namespace", "eks-cluster-name"] {
             assert!(

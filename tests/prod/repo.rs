@@ -401,7 +401,12 @@ fn a_stack_keeps_terraforms_local_files_out_of_git_and_its_lock_file_in() {
     ] {
         assert!(ignored(file), "{file} is not ignored");
     }
-    for file in [".terraform.lock.hcl", "cluster.tf", "terraform.tfvars", ".gitignore"] {
+    for file in [
+        ".terraform.lock.hcl",
+        "cluster.tf",
+        "terraform.tfvars",
+        ".gitignore",
+    ] {
         assert!(!ignored(file), "{file} is ignored");
     }
     let text = read(&root.join(&stack).join(".gitignore"));

@@ -88,15 +88,22 @@ fn eval_in(
             .find(|(n, _)| *n == name)
             .map(|(_, v)| format!("{v:?}"))
             .unwrap_or_else(|| value.trim().to_string());
-        main.push_str(&format!("variable \"{name}\" {{\n  default = {value}\n}}\n"));
+        main.push_str(&format!(
+            "variable \"{name}\" {{\n  default = {value}\n}}\n"
+        ));
     }
     for (name, value) in vars {
-        if !tfvars.lines().any(|l| l.split('=').next().map(str::trim) == Some(name)) {
+        if !tfvars
+            .lines()
+            .any(|l| l.split('=').next().map(str::trim) == Some(name))
+        {
             let value = match *value {
                 "null" | "true" | "false" => value.to_string(),
                 v => format!("{v:?}"),
             };
-            main.push_str(&format!("variable \"{name}\" {{\n  default = {value}\n}}\n"));
+            main.push_str(&format!(
+                "variable \"{name}\" {{\n  default = {value}\n}}\n"
+            ));
         }
     }
     main.push_str("locals {\n");
@@ -138,7 +145,11 @@ fn eval_in(
     let values: Vec<Value> =
         serde_json::from_str(&json).map_err(|e| format!("not a JSON list: {json}: {e}"))?;
     if values.len() != expressions.len() {
-        return Err(format!("{} values for {} expressions: {json}", values.len(), expressions.len()));
+        return Err(format!(
+            "{} values for {} expressions: {json}",
+            values.len(),
+            expressions.len()
+        ));
     }
     Ok(values)
 }
