@@ -41,8 +41,11 @@ pub struct EksVersion {
 /// When [`EKS_VERSIONS`] was read.
 pub const EKS_VERSIONS_AS_OF: &str = "2026-12-04";
 
-/// Where [`EKS_VERSIONS`] comes from.
-pub const EKS_VERSIONS_SOURCE: &str = "the EKS Kubernetes release calendar (docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html, as endoflife.date/amazon-eks mirrors it) and the Kubernetes versions of the amazon-eks-ami releases (1.36 since v20260610)";
+/// Where [`EKS_VERSIONS`] comes from, for messages. In full: the EKS Kubernetes release calendar
+/// (docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html, as endoflife.date/amazon-eks
+/// mirrors it, and AWS's APEX skill of 2026-04-24) for 1.32 to 1.35, and the Kubernetes versions
+/// the amazon-eks-ami releases build images of for 1.36 (since v20260610).
+pub const EKS_VERSIONS_SOURCE: &str = "the EKS Kubernetes release calendar";
 
 /// The Kubernetes versions EKS creates clusters of on [`EKS_VERSIONS_AS_OF`], in standard or
 /// extended support, oldest first: versions whose extended support had ended by then (1.31 on
