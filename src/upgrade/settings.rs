@@ -387,11 +387,13 @@ fn append_to_section(text: &str, parent: &str, block: &str) -> String {
     };
     let mut last = top;
     for (i, l) in lines.iter().enumerate().skip(top + 1) {
-        if l.starts_with([' ', '\t']) && !l.trim().is_empty() {
-            last = i;
-        } else if !l.trim().is_empty() && !(is_comment(l) && l.starts_with(' ')) {
+        if l.trim().is_empty() {
+            continue;
+        }
+        if !l.starts_with([' ', '\t']) {
             break;
         }
+        last = i;
     }
     let mut out: String = lines[..=last].concat();
     if !out.ends_with('\n') {

@@ -132,7 +132,11 @@ fn the_tear_down_of_a_prod_cell_turns_deletion_protection_off_first() {
     for (cell, protected) in [(PROD, true), (STAGING, false)] {
         let out = run(root, &["remove-cell", cell]);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let tf = format!("terraform -chdir=terraform/cells/{cell}");
         let apply = format!("{tf} apply -var deletion_protection=false");
         let lines: Vec<&str> = stdout.lines().map(str::trim).collect();
@@ -141,7 +145,10 @@ fn the_tear_down_of_a_prod_cell_turns_deletion_protection_off_first() {
             .position(|l| l.starts_with(&format!("{tf} destroy")))
             .unwrap_or_else(|| panic!("{cell}: no destroy in\n{stdout}"));
         if protected {
-            let off = lines.iter().position(|l| *l == apply).unwrap_or_else(|| panic!("{stdout}"));
+            let off = lines
+                .iter()
+                .position(|l| *l == apply)
+                .unwrap_or_else(|| panic!("{stdout}"));
             assert!(off < destroy, "{stdout}");
             assert!(lines[destroy].ends_with("destroy -var deletion_protection=false"));
         } else {
