@@ -5,7 +5,7 @@
 //! imports only the base layer (`suggest`), so `config` can use it.
 
 // schemars makes the doc comments the JSON Schema descriptions editors show, where `<name>` is literal (not HTML).
-#![allow(rustdoc::invalid_html_tags)]
+#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls)]
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;
