@@ -56,6 +56,7 @@ pub const CODES: &[(&str, Severity)] = &[
     ("no-substitute-from", Severity::Error),
     ("overlapping-vpc-cidr", Severity::Error),
     ("invalid-vpc-cidr", Severity::Error),
+    ("unpinned-node-image", Severity::Error),
     ("conflict-marker", Severity::Error),
     ("no-cells", Severity::Error),
     ("not-utf8-name", Severity::Error),

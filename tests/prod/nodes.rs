@@ -330,3 +330,34 @@ fn two_zone_regions_plan_and_prod_clusters_are_protected_from_deletion() {
     assert_eq!(variable["type"], "${bool}");
     assert!(variable["default"].is_null());
 }
+
+/// `check` reports a cell whose version has no node image pin, before its plan would stop there;
+/// `new --force` pins the release cellgen knows.
+#[test]
+fn check_reports_a_cell_without_a_node_image_pin() {
+    let dir = new_repo(&[PROD]);
+    let root = dir.path();
+    let tfvars = stack_dir(root, PROD).join("terraform.tfvars");
+    fs::write(&tfvars, read(&tfvars).replace("\"1.34\"", "\"1.33\"")).unwrap();
+    let out = run(root, &["check"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("unpinned-node-image")
+            && stdout.contains(&format!("cell {PROD} runs Kubernetes 1.33"))
+            && stdout.contains("e.g. 1.33.13-20260714"),
+        "{stdout}"
+    );
+    let out = run(root, &["new", PROD, "--force"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(root, &["check"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
