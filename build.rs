@@ -1,7 +1,7 @@
 //! The vendored Flux CRDs (schemas/flux/*.yaml), turned into one JSON document at build time:
 //! `check` then reads JSON instead of parsing 170 KB of YAML on every run (that parse was about
 //! 4% of its instructions at 1,000 cells, on the first cell's path). The YAML stays what is
-//! vendored; a unit test (check::schema) checks the JSON reads back as the same values.
+//! vendored; a unit test (analysis::check::schema) checks the JSON reads back as the same values.
 
 use std::path::{Path, PathBuf};
 

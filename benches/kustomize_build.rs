@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cellgen::kustomize::{FluxFields, Mode, Repo, build};
+use cellgen::ports::kustomize::{FluxFields, Mode, Repo, build};
 
 /// CPU time of this process (user + system), where the platform tells it.
 fn cpu_time() -> Option<Duration> {
@@ -152,7 +152,7 @@ fn main() {
             "30 builds with kubectl kustomize (the first 10 cells)",
             || {
                 for (i, layer) in layers().take(30) {
-                    cellgen::kustomize::external_output(
+                    cellgen::ports::kustomize::external_output(
                         root,
                         &format!("cells/c{i}/{layer}"),
                         &components(layer),

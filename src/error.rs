@@ -65,11 +65,11 @@ pub enum CellgenError {
         target: Utf8PathBuf,
     },
 
-    /// YAML nested deeper than cellgen reads (`crate::yaml_depth`).
+    /// YAML nested deeper than cellgen reads (`crate::ports::yaml::depth`).
     #[error("{}:{}: {source}", path, source.line)]
     NestedTooDeep {
         path: Utf8PathBuf,
-        source: crate::yaml_depth::DepthError,
+        source: crate::ports::yaml::depth::DepthError,
     },
 
     #[error("cannot write {}", path)]
@@ -185,7 +185,7 @@ pub enum CellgenError {
 
     #[error(
         "interrupted by {}: {}",
-        crate::signals::name(*signal),
+        crate::writer::signals::name(*signal),
         if *applied { "every change had already been written (the whole plan is applied)" } else { "every change was rolled back; the repository is as it was" }
     )]
     Interrupted { signal: i32, applied: bool },

@@ -1,47 +1,22 @@
 //! cellgen: scaffold and check EKS cells that bridge Terraform and Flux through one ConfigMap.
+//!
+//! The modules are layers, bottom to top; each imports only its own layer and those below
+//! (CONTRIBUTING.md, enforced by tests/architecture.rs).
 
-pub mod catalog;
-pub mod cell;
-pub mod check;
-pub mod cidr;
-pub mod cilium_version;
-pub mod cli;
-pub mod color;
-pub mod commands;
-pub mod components;
-pub mod config;
-pub mod contract;
-pub mod diff;
-pub mod edit;
 pub mod error;
-pub mod filestore;
-pub mod fsguard;
-pub mod graph;
-pub mod inventory;
-pub mod journal;
-pub mod keys;
-pub mod kustomize;
-pub mod lock;
-pub mod merge;
-pub mod paths;
-pub mod plan;
-pub mod platform;
-pub mod progress;
-pub mod prompt;
-pub mod regenerate;
-pub mod render;
-pub mod repo;
-pub mod scaffold;
-pub mod schema;
-pub mod signals;
-pub mod snapshot;
-pub mod stack;
-pub mod state;
-pub mod substitute;
 pub mod suggest;
-pub mod teardown;
-pub mod templates;
-pub mod upgrade;
-pub mod verify;
-pub mod versions;
-pub mod yaml_depth;
+
+pub mod ports;
+
+pub mod root;
+
+pub mod writer;
+
+pub mod model;
+
+pub mod analysis;
+
+pub mod ops;
+
+pub mod cli;
+pub mod commands;

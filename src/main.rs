@@ -11,14 +11,14 @@ fn main() -> ExitCode {
     restore_sigpipe();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let matches = cellgen::cli::Cli::command()
-        .color(cellgen::color::clap_choice(&args))
+        .color(cellgen::commands::ui::color::clap_choice(&args))
         .get_matches_from(args);
     let cli = cellgen::cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    cellgen::color::init(cli.color);
+    cellgen::commands::ui::color::init(cli.color);
     match cellgen::commands::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("{} {err:#}", cellgen::color::error_label());
+            eprintln!("{} {err:#}", cellgen::commands::ui::color::error_label());
             let code = err
                 .downcast_ref::<cellgen::error::CellgenError>()
                 .map_or(1, |e| e.exit_code());

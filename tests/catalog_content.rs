@@ -166,7 +166,7 @@ fn component_yaml_is_well_formed() {
         }
         for (key, key_spec) in &spec.keys {
             assert!(
-                cellgen::keys::is_valid_key_name(key),
+                cellgen::model::keys::is_valid_key_name(key),
                 "{name}: bad key name {key}"
             );
             assert!(
@@ -472,7 +472,7 @@ fn substituted_keys(text: &str, what: &str) -> BTreeSet<String> {
     let keys = support::substitution_variables(text);
     for key in &keys {
         assert!(
-            cellgen::keys::is_valid_key_name(key),
+            cellgen::model::keys::is_valid_key_name(key),
             "{what}: `${{{key}}}` is not a valid variable"
         );
     }
@@ -720,7 +720,10 @@ fn no_chart_pin_is_older_than_the_newest_known_release() {
         let version = version.unwrap_or_else(|| panic!("{}: no chart version", entry.name));
         pins.push((entry.name.clone(), version));
     }
-    pins.push(("cilium".into(), cellgen::platform::CILIUM_VERSION.into()));
+    pins.push((
+        "cilium".into(),
+        cellgen::model::platform::CILIUM_VERSION.into(),
+    ));
     let mut problems = Vec::new();
     for (name, pin) in &pins {
         let Some(entry) = known.get(name) else {

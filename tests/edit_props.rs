@@ -10,7 +10,7 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use cellgen::edit::{hcl, yaml};
+use cellgen::ports::edit::{hcl, yaml};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};

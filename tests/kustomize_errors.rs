@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cellgen::kustomize::{BuildError, Mode, build};
+use cellgen::ports::kustomize::{BuildError, Mode, build};
 use serde_json::Value;
 
 fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {

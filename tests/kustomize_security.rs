@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use cellgen::kustomize::{BuildError, MAX_NESTING, Mode, build};
+use cellgen::ports::kustomize::{BuildError, MAX_NESTING, Mode, build};
 
 #[path = "support/mod.rs"]
 mod support;

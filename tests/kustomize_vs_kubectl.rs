@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cellgen::kustomize::{Mode, Resource, build};
+use cellgen::ports::kustomize::{Mode, Resource, build};
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
@@ -159,7 +159,7 @@ fn compare(case: &Case, what: &str, native: &[Value], oracle: &[Value]) -> Optio
 /// joined by `---`).
 fn as_kubectl_text(objs: &[Value]) -> String {
     objs.iter()
-        .map(cellgen::substitute::to_flux_yaml)
+        .map(cellgen::ports::envsubst::to_flux_yaml)
         .collect::<Vec<_>>()
         .join("---\n")
 }
@@ -178,7 +178,7 @@ fn check(case: &Case, path: &str, components: &[String]) -> Option<String> {
     };
     // kubectl runs on the kustomization Flux would build (components appended, or the
     // generated kustomization); its output must be the native one, byte for byte.
-    match cellgen::kustomize::external_output(&case.root, path, components) {
+    match cellgen::ports::kustomize::external_output(&case.root, path, components) {
         Ok(text) => {
             let mine = as_kubectl_text(&native);
             if mine == text {

@@ -22,7 +22,7 @@ fn render_tree(files: &[(&PathBuf, &Vec<u8>)]) -> String {
             .unwrap_or_else(|_| panic!("{} is not UTF-8", path.display()));
         out.push_str(&format!("=== {} ===\n", path.display()));
         // Editor schemas follow the config types; tests/ecosystem checks their contents.
-        if let Some(schema) = cellgen::schema::SchemaFile::ALL
+        if let Some(schema) = cellgen::model::schema::SchemaFile::ALL
             .into_iter()
             .find(|s| s.path() == **path)
         {

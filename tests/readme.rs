@@ -268,7 +268,7 @@ fn readme_codes(text: &str) -> BTreeMap<String, bool> {
 
 #[test]
 fn the_findings_table_lists_exactly_the_codes_check_reports() {
-    use cellgen::check::findings::{CODES, Severity};
+    use cellgen::analysis::findings::{CODES, Severity};
     let readme = readme_codes(&readme());
     let code: BTreeMap<String, bool> = CODES
         .iter()

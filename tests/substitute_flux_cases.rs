@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use cellgen::substitute::{SubstError, envsubst};
+use cellgen::ports::envsubst::{SubstError, envsubst};
 
 fn eval(params: &[(&str, &str)], input: &str, strict: bool) -> Result<String, SubstError> {
     let m: HashMap<String, String> = params

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use cellgen::substitute::{
+use cellgen::ports::envsubst::{
     PostBuild, SubstError, SubstituteOptions, Vars, substitute_object, to_flux_yaml,
 };
 use serde_json::json;

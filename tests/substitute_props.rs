@@ -1,6 +1,6 @@
 //! Property tests for the envsubst engine.
 
-use cellgen::substitute::{envsubst, is_valid_var_name, to_flux_yaml};
+use cellgen::ports::envsubst::{envsubst, is_valid_var_name, to_flux_yaml};
 use proptest::prelude::*;
 
 fn regex_like(name: &str) -> bool {
@@ -17,13 +17,13 @@ proptest! {
     #[test]
     fn never_panics(input in any::<String>(), strict in any::<bool>()) {
         let _ = envsubst(&input, &|k| (k.len() % 2 == 0).then(|| k.repeat(2)), strict);
-        let _ = cellgen::substitute::analyze(&input);
+        let _ = cellgen::ports::envsubst::analyze(&input);
     }
 
     #[test]
     fn never_panics_dense(input in "[${}:#%/,^=?+\\-a-c0-9\\\\ é😀]{0,40}", strict in any::<bool>()) {
         let _ = envsubst(&input, &|_| Some("x😀y".into()), strict);
-        let _ = cellgen::substitute::references(&input);
+        let _ = cellgen::ports::envsubst::references(&input);
     }
 
     #[test]
@@ -98,7 +98,7 @@ fn object() -> impl Strategy<Value = serde_json::Value> {
 
 /// Variable maps over a few names and values, so that later maps often answer an object's
 /// look-ups as an earlier one did.
-fn var_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
+fn var_maps() -> impl Strategy<Value = Vec<cellgen::ports::envsubst::Vars>> {
     let value = prop::option::of(prop::sample::select(vec![
         "1", "x", "", "true", "a\nb", "${a}",
     ]));
@@ -118,7 +118,7 @@ fn var_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
             if bad {
                 vars.insert("1bad".to_string(), "v".to_string());
             }
-            cellgen::substitute::Vars::new(vars)
+            cellgen::ports::envsubst::Vars::new(vars)
         });
     prop::collection::vec(one, 1..8)
 }
@@ -136,7 +136,7 @@ proptest! {
         strict in prop::collection::vec(any::<bool>(), 8),
         always in prop::collection::vec(any::<bool>(), 8),
     ) {
-        use cellgen::substitute::{Prepared, SubstituteOptions, substitute_object};
+        use cellgen::ports::envsubst::{Prepared, SubstituteOptions, substitute_object};
         let mut obj = serde_json::json!({"kind": "ConfigMap", "data": obj});
         if disabled {
             obj["metadata"] = serde_json::json!({"labels": {"kustomize.toolkit.fluxcd.io/substitute": "disabled"}});
@@ -147,14 +147,14 @@ proptest! {
             prop_assert_eq!(prepared.substitute(&obj, vars, &opts), substitute_object(&obj, vars, &opts));
         }
         prop_assert_eq!(prepared.text(&obj), to_flux_yaml(&obj));
-        prop_assert_eq!(prepared.analysis(&obj), &cellgen::substitute::analyze(&to_flux_yaml(&obj)));
+        prop_assert_eq!(prepared.analysis(&obj), &cellgen::ports::envsubst::analyze(&to_flux_yaml(&obj)));
     }
 }
 
 /// Variable maps whose values are words a read-back template may take in place of an
 /// expression (`Prepared` reads the object's text back once with placeholders), and words that
 /// would change how the text reads: types (`1`, `0775`, `yes`, `1:20`, `.inf`), colons, dashes.
-fn word_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
+fn word_maps() -> impl Strategy<Value = Vec<cellgen::ports::envsubst::Vars>> {
     let value = prop::sample::select(vec![
         "eu-west-1-dev",
         "1",
@@ -198,7 +198,7 @@ fn word_maps() -> impl Strategy<Value = Vec<cellgen::substitute::Vars>> {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        cellgen::substitute::Vars::new(vars)
+        cellgen::ports::envsubst::Vars::new(vars)
     });
     prop::collection::vec(one, 2..10)
 }
@@ -214,7 +214,7 @@ proptest! {
         maps in word_maps(),
         strict in any::<bool>(),
     ) {
-        use cellgen::substitute::{Prepared, SubstituteOptions, substitute_object};
+        use cellgen::ports::envsubst::{Prepared, SubstituteOptions, substitute_object};
         let obj = serde_json::json!({"kind": "ConfigMap", "data": obj});
         let prepared = Prepared::new(&obj);
         let opts = SubstituteOptions { strict, strategy_always: false };

@@ -3,12 +3,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use super::Session;
-use crate::catalog::Catalog;
-use crate::check::{self, CheckOptions};
+use crate::analysis::check::{self, CheckOptions};
 use crate::cli::{CheckArgs, CheckFormat};
-use crate::plan::Plan;
-use crate::repo::Repo;
-use crate::templates::Templates;
+use crate::model::catalog::Catalog;
+use crate::model::repo::Repo;
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
     let repo = Repo::discover(&session.start)?;
@@ -23,7 +23,8 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
         mode: super::kustomize_mode(args.render.kustomize),
         ends_process: true,
     };
-    let progress = crate::progress::Progress::new("cells", args.format != CheckFormat::Json);
+    let progress =
+        crate::commands::ui::progress::Progress::new("cells", args.format != CheckFormat::Json);
     let mut step = |done, total, cell: &str| progress.step(done, total, cell);
     let on_cell = progress
         .is_shown()
@@ -31,7 +32,7 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
     let report = check::run_observed(&repo, &catalog, &options, on_cell)?;
     progress.finish();
     let output = match args.format {
-        CheckFormat::Text => crate::color::check_report(&report.to_text()),
+        CheckFormat::Text => crate::commands::ui::color::check_report(&report.to_text()),
         CheckFormat::Json => report.to_json(),
         CheckFormat::Github => report.to_github(),
     };
@@ -46,18 +47,18 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
 
 /// In GitHub Actions (`$GITHUB_STEP_SUMMARY` set, whatever the format), appends a Markdown
 /// summary to the step's summary file, within what GitHub accepts per step.
-fn write_step_summary(report: &check::Report) -> Result<()> {
+fn write_step_summary(report: &crate::analysis::findings::Report) -> Result<()> {
     // An environment variable is where this path enters: not UTF-8 is an error naming it.
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return Ok(());
     };
-    let path = crate::paths::from_user(
+    let path = crate::root::paths::from_user(
         std::path::Path::new(&path),
         "$GITHUB_STEP_SUMMARY",
         "Set GITHUB_STEP_SUMMARY to a file whose path is UTF-8",
     )?;
     let used = std::fs::metadata(&path).map_or(0, |m| m.len() as usize);
-    let budget = check::STEP_SUMMARY_LIMIT.saturating_sub(used);
+    let budget = crate::analysis::format::STEP_SUMMARY_LIMIT.saturating_sub(used);
     let markdown = report.to_markdown(budget);
     if markdown.len() > budget {
         return Ok(()); // The step's summary is full already.

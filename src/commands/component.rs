@@ -1,14 +1,14 @@
 use anyhow::Result;
 
 use super::Session;
-use crate::catalog::Catalog;
 use crate::cli::{ComponentArgs, RemoveComponentArgs};
-use crate::components::{self, Outcome};
 use crate::error::CellgenError;
-use crate::plan::Plan;
-use crate::repo::Repo;
-use crate::state;
-use crate::templates::Templates;
+use crate::model::catalog::Catalog;
+use crate::model::repo::Repo;
+use crate::model::state;
+use crate::ops::components::{self, Outcome};
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
@@ -35,7 +35,7 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
         );
         return Ok(());
     }
-    crate::schema::refresh(&mut plan)?;
+    crate::model::schema::refresh(&mut plan)?;
     super::finish(&plan, &[], args.dry_run)?;
     report(&outcome, "Added", "to", &cell.name, args.dry_run);
     if !args.dry_run {
@@ -64,13 +64,13 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
         );
         return Ok(());
     }
-    crate::schema::refresh(&mut plan)?;
+    crate::model::schema::refresh(&mut plan)?;
     super::finish(&plan, &[], args.dry_run)?;
     report(&outcome, "Removed", "from", &cell.name, args.dry_run);
     if !args.dry_run {
         let component = catalog.get(&args.name)?;
         let layers: Vec<String> = repo.config.layers.iter().map(|l| l.name.clone()).collect();
-        match crate::teardown::component_steps(component, &cell.name, &layers) {
+        match crate::ops::teardown::component_steps(component, &cell.name, &layers) {
             Some(steps) => {
                 println!(
                     "\n{} owns cloud resources only it removes. In a running cell, in this order:",
@@ -93,7 +93,7 @@ pub fn add_with_consent(
     plan: &mut Plan,
     templates: &Templates,
     catalog: &Catalog,
-    cell: &crate::cell::CellName,
+    cell: &crate::model::cell::CellName,
     name: &str,
     with_requirements: bool,
 ) -> Result<Outcome> {

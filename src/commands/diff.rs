@@ -5,12 +5,12 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::Session;
+use crate::analysis::diff::{self, format::COMMENT_LIMIT};
+use crate::analysis::snapshot::Snapshot;
 use crate::cli::{DiffArgs, DiffFormat};
-use crate::diff::{self, format::COMMENT_LIMIT};
 use crate::error::CellgenError;
-use crate::kustomize::source::git_output;
-use crate::repo::Repo;
-use crate::snapshot::Snapshot;
+use crate::model::repo::Repo;
+use crate::root::source::git_output;
 
 pub fn run(session: &mut Session, args: DiffArgs) -> Result<ExitCode> {
     let repo = Repo::discover(&session.start)?;

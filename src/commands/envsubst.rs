@@ -3,7 +3,7 @@ use std::io::{Read, Write};
 use anyhow::{Context, Result};
 
 use crate::cli::EnvsubstArgs;
-use crate::substitute::envsubst;
+use crate::ports::envsubst::envsubst;
 
 /// Like `flux envsubst`, plus ConfigMap files: the whole of stdin is one text, as Flux substitutes
 /// one object's YAML at a time.
@@ -20,7 +20,12 @@ pub fn run(args: EnvsubstArgs) -> Result<()> {
     let output = envsubst(&input, &lookup, args.strict).map_err(|e| {
         let at = e
             .offset()
-            .map(|o| format!(" at line {}", crate::edit::text::line_number(&input, o)))
+            .map(|o| {
+                format!(
+                    " at line {}",
+                    crate::ports::edit::text::line_number(&input, o)
+                )
+            })
             .unwrap_or_default();
         anyhow::anyhow!("stdin{at}: {e}")
     })?;

@@ -3,11 +3,11 @@
 use anyhow::Result;
 
 use super::Session;
+use crate::analysis::snapshot::Snapshot;
 use crate::cli::ExplainArgs;
 use crate::error::CellgenError;
-use crate::kustomize::Mode;
-use crate::repo::Repo;
-use crate::snapshot::Snapshot;
+use crate::model::repo::Repo;
+use crate::ports::kustomize::Mode;
 
 pub fn run(session: &mut Session, args: ExplainArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
@@ -20,7 +20,7 @@ pub fn run(session: &mut Session, args: ExplainArgs) -> Result<()> {
         .trim_end_matches('}');
     let snapshot = Snapshot::working(&repo)?;
     let mut cache = snapshot.build_cache(Mode::Auto);
-    let graph = crate::graph::build(&snapshot, &[], &mut cache);
+    let graph = crate::analysis::graph::build(&snapshot, &[], &mut cache);
     let Some(node) = graph.key(key) else {
         let known: Vec<&str> = graph.keys.iter().map(|k| k.key.as_str()).collect();
         return Err(CellgenError::InvalidFlag {

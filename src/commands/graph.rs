@@ -3,10 +3,10 @@
 use anyhow::Result;
 
 use super::Session;
+use crate::analysis::snapshot::Snapshot;
 use crate::cli::{GraphArgs, GraphFormat};
-use crate::kustomize::Mode;
-use crate::repo::Repo;
-use crate::snapshot::Snapshot;
+use crate::model::repo::Repo;
+use crate::ports::kustomize::Mode;
 
 pub fn run(session: &mut Session, args: GraphArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
@@ -16,7 +16,7 @@ pub fn run(session: &mut Session, args: GraphArgs) -> Result<()> {
     };
     let snapshot = Snapshot::working(&repo)?;
     let mut cache = snapshot.build_cache(Mode::Auto);
-    let graph = crate::graph::build(&snapshot, &cells, &mut cache);
+    let graph = crate::analysis::graph::build(&snapshot, &cells, &mut cache);
     for (cell, why) in &graph.incomplete {
         eprintln!(
             "note: cell {cell}: some manifests could not be read, so their uses are missing: {why}"

@@ -5,12 +5,12 @@ use anyhow::Result;
 
 use super::Session;
 use crate::cli::{InitArgs, RepoArgs};
-use crate::config::{self, CONFIG_FILE};
 use crate::error::CellgenError;
-use crate::plan::Plan;
-use crate::repo::Repo;
-use crate::scaffold::{self, RepoSettings};
-use crate::templates::Templates;
+use crate::model::config::{self, CONFIG_FILE};
+use crate::model::repo::Repo;
+use crate::model::scaffold::{self, RepoSettings};
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     if let Some(root) = Repo::find_root(&session.start) {
@@ -20,7 +20,7 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
     // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
     // not report an upgrade that only writes it).
-    crate::state::track_repository(&mut plan)?;
+    crate::model::state::track_repository(&mut plan)?;
     super::finish(&plan, &scaffold_kept(&kept, plan.root()), args.dry_run)?;
     if !args.dry_run {
         println!(
@@ -106,7 +106,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
     for (path, contents) in adopted.files {
         plan.write(path, contents)?;
     }
-    crate::schema::plan_all(plan)?;
+    crate::model::schema::plan_all(plan)?;
     Ok(Kept {
         kept: adopted.kept,
         skipped: adopted.skipped,
@@ -183,7 +183,7 @@ pub fn scaffold_kept(kept: &Kept, root: &Utf8Path) -> Vec<super::Kept> {
 /// `init` in an existing repository gives it what a newer cellgen's scaffold has and it lacks:
 /// the editor schemas in .cellgen/schemas and cellgen.yaml's line pointing at its schema.
 fn adopt_schemas(root: &Utf8Path, dry_run: bool) -> Result<()> {
-    use crate::schema::{self, SchemaFile};
+    use crate::model::schema::{self, SchemaFile};
     let mut plan = Plan::new(root);
     schema::plan_all(&mut plan)?;
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
@@ -265,12 +265,12 @@ fn resolve_state_region(session: &mut Session, args: &RepoArgs) -> Result<Option
         }
     };
     let region = region.trim().to_string();
-    if !crate::cell::AWS_REGIONS.contains(&region.as_str()) {
+    if !crate::model::cell::AWS_REGIONS.contains(&region.as_str()) {
         return Err(CellgenError::InvalidFlag {
             flag: "--state-region".into(),
             reason: format!(
                 "`{region}` is not an AWS region.{}",
-                crate::suggest::hint(&region, crate::cell::AWS_REGIONS.iter().copied())
+                crate::suggest::hint(&region, crate::model::cell::AWS_REGIONS.iter().copied())
             ),
         }
         .into());
@@ -318,7 +318,7 @@ fn resolve_public_endpoint_cidrs(session: &mut Session, args: &RepoArgs) -> Resu
     let check = |cidrs: Vec<String>| -> Result<Vec<String>, String> {
         let mut out = Vec::new();
         for cidr in cidrs.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
-            out.push(crate::cidr::Cidr::parse(cidr)?.to_string());
+            out.push(crate::model::cidr::Cidr::parse(cidr)?.to_string());
         }
         Ok(out)
     };
@@ -359,7 +359,7 @@ fn resolve_dns_zones(session: &mut Session, args: &RepoArgs) -> Result<Vec<Strin
             .map(|z| z.trim().to_string())
             .filter(|z| !z.is_empty())
             .collect();
-        let settings = crate::platform::DnsSettings {
+        let settings = crate::model::platform::DnsSettings {
             zones: [("any".to_string(), zones.clone())].into_iter().collect(),
         };
         match settings.validate(&["any".to_string()]) {

@@ -1,13 +1,13 @@
 use anyhow::Result;
 
 use super::Session;
-use crate::catalog::Catalog;
 use crate::cli::{KeyArgs, KeyCommand};
-use crate::contract::keys::{self, KeyOutcome, NewKey};
-use crate::plan::Plan;
-use crate::repo::Repo;
-use crate::state;
-use crate::templates::Templates;
+use crate::model::catalog::Catalog;
+use crate::model::repo::Repo;
+use crate::model::state;
+use crate::ops::keys::{self, KeyOutcome, NewKey};
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
@@ -72,7 +72,7 @@ pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
         return Ok(());
     }
     state::track_all_edits(&mut plan, "")?;
-    crate::schema::refresh(&mut plan)?;
+    crate::model::schema::refresh(&mut plan)?;
     super::finish(&plan, &[], dry_run)?;
     if !dry_run && !plan.is_empty() {
         println!("\n{done}");

@@ -2,12 +2,12 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::Session;
-use crate::catalog::Catalog;
+use crate::analysis::inventory;
 use crate::cli::{ListArgs, ListFormat, ListTarget};
-use crate::inventory;
-use crate::plan::Plan;
-use crate::repo::Repo;
-use crate::templates::Templates;
+use crate::model::catalog::Catalog;
+use crate::model::repo::Repo;
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
     match args.what {
@@ -98,9 +98,9 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
                     #[derive(Serialize)]
                     struct Row<'a> {
                         name: &'a str,
-                        origin: crate::catalog::Origin,
+                        origin: crate::model::catalog::Origin,
                         #[serde(flatten)]
-                        spec: &'a crate::catalog::ComponentSpec,
+                        spec: &'a crate::model::catalog::ComponentSpec,
                     }
                     let rows: Vec<Row> = catalog
                         .components

@@ -7,7 +7,7 @@ use clap::CommandFactory;
 
 use super::Session;
 use crate::cli::{Cli, ManArgs};
-use crate::plan::Plan;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &Session, args: ManArgs) -> Result<()> {
     // Without the `help` subcommand, as clap_mangen's own generate_to does: it has no page.
@@ -25,13 +25,13 @@ pub fn run(session: &Session, args: ManArgs) -> Result<()> {
     collect_pages(command, &mut pages)?;
     // The pages are written like any other change: all or none, and again only if they differ,
     // under the lock of the directory they go to.
-    let dir = crate::paths::from_user(
+    let dir = crate::root::paths::from_user(
         &session.start.as_std_path().join(dir),
         "the directory",
         "Pass --out-dir a directory whose path is UTF-8",
     )?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir}"))?;
-    let _lock = crate::lock::acquire(&dir, crate::lock::Access::Write, |_| {})?;
+    let _lock = crate::writer::lock::acquire(&dir, crate::writer::lock::Access::Write, |_| {})?;
     let mut plan = Plan::new(dir);
     for (name, page) in pages {
         plan.write(name, page)?;

@@ -5,9 +5,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
-use crate::lock::{Access, RepoLock};
-use crate::plan::Plan;
-use crate::prompt::{self, Prompter};
+use crate::commands::ui::prompt::{self, Prompter};
+use crate::writer::lock::{Access, RepoLock};
+use crate::writer::plan::Plan;
 
 mod check;
 mod completions;
@@ -25,6 +25,7 @@ pub(crate) mod remove_cell;
 mod render;
 mod schema;
 mod set_version;
+pub mod ui;
 mod upgrade;
 mod values;
 mod verify;
@@ -69,18 +70,18 @@ pub fn access(command: &Command) -> Option<Access> {
 
 /// The one entry point to a repository's lock: takes it on the repository `start` is in (or on
 /// `start` itself, where `init`/`new` would create one) with `access`, and before anything else
-/// repairs an apply a killed cellgen left half done (`crate::journal`), saying so on stderr. The
+/// repairs an apply a killed cellgen left half done (`crate::writer::journal`), saying so on stderr. The
 /// lock is held until the returned value is dropped: `run` keeps it in the `Session` for the
 /// whole command. Any later command gets the same guarantees by declaring its access in `access`.
 pub fn lock_repository(start: &Utf8Path, access: Access) -> Result<RepoLock> {
-    let root = crate::repo::Repo::find_root(start).unwrap_or_else(|| start.to_path_buf());
-    let mut lock = crate::lock::acquire(&root, access, waiting)?;
-    if crate::journal::pending(lock.root()) {
+    let root = crate::model::repo::Repo::find_root(start).unwrap_or_else(|| start.to_path_buf());
+    let mut lock = crate::writer::lock::acquire(&root, access, waiting)?;
+    if crate::writer::journal::pending(lock.root()) {
         if access == Access::Read {
             drop(lock);
-            lock = crate::lock::acquire(&root, Access::Write, waiting)?;
+            lock = crate::writer::lock::acquire(&root, Access::Write, waiting)?;
         }
-        if let Some(done) = crate::journal::recover(lock.root())? {
+        if let Some(done) = crate::writer::journal::recover(lock.root())? {
             let who = if done.pid == 0 {
                 done.command.clone()
             } else {
@@ -89,7 +90,7 @@ pub fn lock_repository(start: &Utf8Path, access: Access) -> Result<RepoLock> {
             if done.rolled_back {
                 eprintln!(
                     "cellgen: {who} was interrupted before it had written all its changes; rolled back {}: the repository is as it was before it.",
-                    crate::check::findings::plural(done.changes, "planned change")
+                    crate::analysis::findings::plural(done.changes, "planned change")
                 );
             } else {
                 eprintln!(
@@ -104,7 +105,7 @@ pub fn lock_repository(start: &Utf8Path, access: Access) -> Result<RepoLock> {
 fn waiting(holder: &str) {
     eprintln!(
         "Waiting for the repository lock (up to {} s): {holder}",
-        crate::lock::wait_limit().as_secs_f64().round()
+        crate::writer::lock::wait_limit().as_secs_f64().round()
     );
 }
 
@@ -255,7 +256,7 @@ pub fn finish_with_notes(
     notes: &[String],
 ) -> Result<()> {
     if dry_run {
-        print!("{}", crate::color::diff(&plan.diff()));
+        print!("{}", crate::commands::ui::color::diff(&plan.diff()));
         let changed: Vec<_> = plan.summary().into_iter().map(|(_, p)| p).collect();
         for k in kept {
             if changed.contains(&k.path.as_path()) {
@@ -276,8 +277,13 @@ pub fn finish_with_notes(
     let summary = plan.summary();
     for (kind, path) in &summary {
         match kept.iter().find(|k| k.path == *path) {
-            Some(k) => println!("  {}  {} ({})", crate::color::change(*kind), path, k.edited),
-            None => println!("  {}  {}", crate::color::change(*kind), path),
+            Some(k) => println!(
+                "  {}  {} ({})",
+                crate::commands::ui::color::change(*kind),
+                path,
+                k.edited
+            ),
+            None => println!("  {}  {}", crate::commands::ui::color::change(*kind), path),
         }
     }
     for k in kept
@@ -313,12 +319,12 @@ fn closing(empty: bool, none_kept: bool, dry_run: bool) -> &'static str {
 /// one, else a question on a terminal, else an error listing them.
 pub fn resolve_cell(
     session: &mut Session,
-    repo: &crate::repo::Repo,
+    repo: &crate::model::repo::Repo,
     flag: Option<&str>,
-) -> Result<crate::cell::CellName> {
+) -> Result<crate::model::cell::CellName> {
     use crate::error::CellgenError;
     let cells = repo.cells()?;
-    let parse = |name: &str| crate::cell::CellName::parse(name, &repo.config.environments);
+    let parse = |name: &str| crate::model::cell::CellName::parse(name, &repo.config.environments);
     if let Some(name) = flag {
         if !cells.iter().any(|c| c == name) {
             return Err(CellgenError::UnknownCell {
@@ -333,7 +339,7 @@ pub fn resolve_cell(
     if let Ok(rel) = session.start.strip_prefix(&repo.root) {
         let parts: Vec<_> = rel.components().map(|c| c.as_str().to_owned()).collect();
         let inside = match parts.as_slice() {
-            [c, cell, ..] if c == crate::repo::CELLS_DIR => Some(cell.clone()),
+            [c, cell, ..] if c == crate::model::repo::CELLS_DIR => Some(cell.clone()),
             [t, c, cell, ..] if t == "terraform" && c == "cells" => Some(cell.clone()),
             _ => None,
         };
@@ -365,13 +371,13 @@ pub fn resolve_cell(
 pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<String, String>> {
     use crate::error::CellgenError;
     // A path given on the command line enters here (`--values`, `--from`).
-    let path = crate::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
+    let path = crate::root::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
     let path = path.as_path();
     let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    crate::yaml_depth::check_file(&text, path)?;
+    crate::ports::yaml::depth::check_file(&text, path)?;
     let value: yaml_serde::Value =
         yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
             path: path.to_path_buf(),
@@ -420,10 +426,10 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     Ok(vars)
 }
 
-pub fn kustomize_mode(mode: crate::cli::KustomizeMode) -> crate::kustomize::Mode {
+pub fn kustomize_mode(mode: crate::cli::KustomizeMode) -> crate::ports::kustomize::Mode {
     match mode {
-        crate::cli::KustomizeMode::Auto => crate::kustomize::Mode::Auto,
-        crate::cli::KustomizeMode::Native => crate::kustomize::Mode::Native,
-        crate::cli::KustomizeMode::External => crate::kustomize::Mode::External,
+        crate::cli::KustomizeMode::Auto => crate::ports::kustomize::Mode::Auto,
+        crate::cli::KustomizeMode::Native => crate::ports::kustomize::Mode::Native,
+        crate::cli::KustomizeMode::External => crate::ports::kustomize::Mode::External,
     }
 }

@@ -3,19 +3,19 @@ use camino::Utf8Path;
 use anyhow::Result;
 
 use super::{Session, init};
-use crate::catalog::Catalog;
-use crate::cell::CellName;
-use crate::cidr::{self, CellCidr, Cidr};
 use crate::cli::NewArgs;
-use crate::components;
-use crate::config::{self, CONFIG_FILE, Config};
 use crate::error::CellgenError;
-use crate::plan::Plan;
-use crate::regenerate;
-use crate::repo::{Repo, cell_flux_dir, cell_terraform_dir};
-use crate::scaffold::{self, CellInputs};
-use crate::state;
-use crate::templates::Templates;
+use crate::model::catalog::Catalog;
+use crate::model::cell::CellName;
+use crate::model::cidr::{self, CellCidr, Cidr};
+use crate::model::config::{self, CONFIG_FILE, Config};
+use crate::model::repo::{Repo, cell_flux_dir, cell_terraform_dir};
+use crate::model::scaffold::{self, CellInputs};
+use crate::model::state;
+use crate::ops::components;
+use crate::ops::regenerate;
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     let (mut plan, config, kept_scaffold) = match Repo::find_root(&session.start) {
@@ -155,7 +155,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         )?;
     }
     state::track_all_edits(&mut plan, &cell.name)?;
-    crate::schema::refresh(&mut plan)?;
+    crate::model::schema::refresh(&mut plan)?;
 
     let mut kept = match &kept_scaffold {
         Some(scaffold) => init::scaffold_kept(scaffold, plan.root()),
@@ -198,13 +198,16 @@ fn pin_node_image(
     if node_groups.pinned(&cell.environment, version).is_some() {
         return Ok(config);
     }
-    let Some(release) = crate::platform::ami_release_version(version) else {
+    let Some(release) = crate::model::platform::ami_release_version(version) else {
         return Ok(config);
     };
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-    let Some(edited) =
-        crate::platform::NodeGroupSettings::add_pin(&text, &cell.environment, version, release)
-    else {
+    let Some(edited) = crate::model::platform::NodeGroupSettings::add_pin(
+        &text,
+        &cell.environment,
+        version,
+        release,
+    ) else {
         return Ok(config);
     };
     let parsed = Config::parse(&edited, Utf8Path::new(CONFIG_FILE))?;
@@ -221,7 +224,7 @@ fn pin_node_image(
         eprintln!(
             "cellgen.yaml: node_groups.ami_release_version.{}.\"{version}\" is {release} (amazon-eks-ami {}), the node image of the {} cells on Kubernetes {version}",
             cell.environment,
-            crate::platform::AMI_RELEASE,
+            crate::model::platform::AMI_RELEASE,
             cell.environment
         );
     }
@@ -238,9 +241,11 @@ fn resolve_vpc_cidr(
     cell: &str,
 ) -> Result<String> {
     // A path that is no directory holds no cell (writing there fails later, naming it).
-    let mut names = crate::repo::list_dirs(&root.join(crate::repo::CELLS_DIR)).unwrap_or_default();
+    let mut names = crate::model::repo::list_dirs(&root.join(crate::model::repo::CELLS_DIR))
+        .unwrap_or_default();
     names.extend(
-        crate::repo::list_dirs(&root.join(crate::repo::TERRAFORM_CELLS_DIR)).unwrap_or_default(),
+        crate::model::repo::list_dirs(&root.join(crate::model::repo::TERRAFORM_CELLS_DIR))
+            .unwrap_or_default(),
     );
     names.sort();
     names.dedup();
@@ -351,7 +356,7 @@ fn git_add_paths(plan: &Plan) -> Vec<String> {
             {
                 top.clone()
             }
-            [dir, name, _, ..] if dir == "components" || dir == crate::repo::CELLS_DIR => {
+            [dir, name, _, ..] if dir == "components" || dir == crate::model::repo::CELLS_DIR => {
                 format!("{dir}/{name}")
             }
             [t, c, cell, _, ..] if t == "terraform" && c == "cells" => {
@@ -421,7 +426,7 @@ fn resolve_kubernetes_version(
     // A version the cell already runs stays (a cluster is never downgraded, and EKS moves one
     // past its support itself); a new choice must be one EKS creates clusters of.
     if known != Some(version.as_str())
-        && let Some(problem) = crate::platform::kubernetes_version_problem(&version)
+        && let Some(problem) = crate::model::platform::kubernetes_version_problem(&version)
     {
         let from_default = args.kubernetes_version.is_none() && version == *default;
         return Err(CellgenError::InvalidFlag {

@@ -1,13 +1,13 @@
 use anyhow::Result;
 
 use super::Session;
-use crate::catalog::Catalog;
-use crate::cell::CellName;
 use crate::cli::RemoveCellArgs;
-use crate::plan::Plan;
-use crate::repo::Repo;
-use crate::teardown::{self, Stack, Step};
-use crate::templates::Templates;
+use crate::model::catalog::Catalog;
+use crate::model::cell::CellName;
+use crate::model::repo::Repo;
+use crate::ops::teardown::{self, Stack, Step};
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
@@ -29,8 +29,8 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
         return Ok(());
     }
     // The repository's record forgets the shared files that left with the cell.
-    crate::state::track_all_edits(&mut plan, &cell.name)?;
-    crate::schema::refresh(&mut plan)?;
+    crate::model::state::track_all_edits(&mut plan, &cell.name)?;
+    crate::model::schema::refresh(&mut plan)?;
     let mut notes: Vec<String> = Vec::new();
     let mut say = |line: String| notes.push(line);
     if !removal.components.is_empty() {

@@ -2,21 +2,21 @@ use anyhow::{Result, bail};
 use std::sync::Arc;
 
 use super::Session;
-use crate::catalog::Catalog;
-use crate::check::contract;
-use crate::check::layer::steps;
-use crate::check::locate::SourceFiles;
-use crate::check::schema::Schemas;
-use crate::cli::RenderArgs;
-use crate::error::CellgenError;
-use crate::filestore::FileStore;
-use crate::kustomize::source::Source as FileSource;
-use crate::plan::Plan;
-use crate::render::{
+use crate::analysis::check::schema::Schemas;
+use crate::analysis::contract;
+use crate::analysis::layer_check::steps;
+use crate::analysis::locate::SourceFiles;
+use crate::analysis::render::{
     BOOTSTRAP, BuildCache, RenderedLayer, Source, load_cell, render_layers, to_multi_doc,
 };
-use crate::repo::Repo;
-use crate::templates::Templates;
+use crate::cli::RenderArgs;
+use crate::error::CellgenError;
+use crate::model::catalog::Catalog;
+use crate::model::repo::Repo;
+use crate::ports::templates::Templates;
+use crate::root::filestore::FileStore;
+use crate::root::source::Source as FileSource;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
@@ -155,8 +155,8 @@ fn refuse_what_flux_refuses(
             .0
             .iter()
             .map(|s| match s {
-                crate::check::schema::Step::Key(k) => k.clone(),
-                crate::check::schema::Step::Index(i) => i.to_string(),
+                crate::analysis::check::schema::Step::Key(k) => k.clone(),
+                crate::analysis::check::schema::Step::Index(i) => i.to_string(),
             })
             .collect();
         let path: Vec<&str> = path.iter().map(String::as_str).collect();

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 
 use crate::cli::{SchemaArgs, SchemaTarget};
-use crate::schema::SchemaFile;
+use crate::model::schema::SchemaFile;
 
 pub fn run(args: SchemaArgs) -> Result<()> {
     let file = match args.file {

@@ -1,18 +1,18 @@
 use anyhow::Result;
 
 use super::Session;
-use crate::catalog::Catalog;
-use crate::cell::CellName;
-use crate::cilium_version;
 use crate::cli::SetVersionArgs;
-use crate::components::cell_components;
-use crate::config::Config;
 use crate::error::CellgenError;
-use crate::plan::Plan;
-use crate::repo::Repo;
+use crate::model::catalog::Catalog;
+use crate::model::cell::CellName;
+use crate::model::config::Config;
+use crate::model::repo::Repo;
+use crate::model::versions;
+use crate::ops::cilium_version;
+use crate::ops::components::cell_components;
+use crate::ports::templates::Templates;
 use crate::suggest;
-use crate::templates::Templates;
-use crate::versions;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
@@ -101,7 +101,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     // The records keep the text cellgen generated: a cell's own version is a choice made on top
     // of it, like a hand edit, so `new --force` keeps it and `upgrade` merges it (as ours)
     // instead of replacing it with the shared version.
-    crate::schema::refresh(&mut plan)?;
+    crate::model::schema::refresh(&mut plan)?;
     if plan.is_empty() {
         println!(
             "{} already run{} {} {}; nothing changed.",

@@ -4,9 +4,9 @@ use anyhow::Result;
 
 use super::Session;
 use crate::cli::UpgradeArgs;
-use crate::plan::Plan;
-use crate::repo::Repo;
-use crate::upgrade::{self, Group, Outcome, Report};
+use crate::model::repo::Repo;
+use crate::ops::upgrade::{self, Group, Outcome, Report};
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
     let repo = Repo::discover(&session.start)?;
@@ -27,7 +27,7 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
         let total: usize = conflicts.iter().map(|(_, n)| n).sum();
         eprintln!(
             "{} {total} conflict{} in {} file{} {}: open each, keep what you want between `<<<<<<< ours` and `>>>>>>> {label}` (`||||||| base` shows what cellgen generated before), and delete the marker lines. `cellgen check` fails while a marker is left; then commit.",
-            crate::color::error_label(),
+            crate::commands::ui::color::error_label(),
             if total == 1 { "" } else { "s" },
             conflicts.len(),
             if conflicts.len() == 1 { "" } else { "s" },
@@ -46,7 +46,7 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
             .collect();
         eprintln!(
             "{} conflict markers are still in {}: resolve them (keep what you want, delete the marker lines); `cellgen check` fails until then.",
-            crate::color::error_label(),
+            crate::commands::ui::color::error_label(),
             list.join(", ")
         );
     }
@@ -54,7 +54,7 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
 }
 
 fn print_report(report: &Report, dry_run: bool, changed: bool) {
-    let version = crate::scaffold::VERSION;
+    let version = crate::model::scaffold::VERSION;
     match (changed, dry_run) {
         (false, _) => {
             println!("Nothing to change: the repository is up to date with cellgen {version}.")

@@ -4,10 +4,10 @@
 use anyhow::Result;
 
 use super::Session;
+use crate::analysis::snapshot::{Snapshot, configmap};
 use crate::cli::ValuesArgs;
-use crate::kustomize::Mode;
-use crate::repo::Repo;
-use crate::snapshot::{Snapshot, configmap};
+use crate::model::repo::Repo;
+use crate::ports::kustomize::Mode;
 
 pub fn run(session: &mut Session, args: ValuesArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
@@ -24,7 +24,7 @@ pub fn run(session: &mut Session, args: ValuesArgs) -> Result<()> {
          # var.* values (terraform.tfvars) are the cell's own; a value Terraform computes at apply time\n\
          # (module outputs, resource attributes) is the contract's example (cellgen.yaml keys.<key>.example).\n\
          # The cell's real values: kubectl get configmap cell-metadata -n flux-system -o yaml\n{}",
-        crate::substitute::to_flux_yaml(&configmap(&data)),
+        crate::ports::envsubst::to_flux_yaml(&configmap(&data)),
         cell = cell.name,
     );
     Ok(())

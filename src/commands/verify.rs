@@ -6,24 +6,25 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::Session;
-use crate::catalog::Catalog;
+use crate::analysis::render::BuildCache;
 use crate::cli::{CheckFormat, VerifyArgs};
 use crate::error::CellgenError;
-use crate::plan::Plan;
-use crate::render::BuildCache;
-use crate::repo::Repo;
-use crate::templates::Templates;
+use crate::model::catalog::Catalog;
+use crate::model::repo::Repo;
+use crate::ports::templates::Templates;
+use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
     let repo = Repo::discover(&session.start)?;
     // A file given on the command line enters here: UTF-8, or an error naming it.
-    let from = crate::paths::from_user(&args.from, "the file", "Pass a file whose path is UTF-8")?;
+    let from =
+        crate::root::paths::from_user(&args.from, "the file", "Pass a file whose path is UTF-8")?;
     let path = session.start.join(&from);
     let text = std::fs::read_to_string(&path).map_err(|source| CellgenError::Read {
         path: from.clone(),
         source,
     })?;
-    let real = crate::verify::read(&text, &from)?;
+    let real = crate::analysis::verify::read(&text, &from)?;
     let cell = match &args.cell {
         Some(name) => super::resolve_cell(session, &repo, Some(name))?.name,
         None => {
@@ -52,10 +53,16 @@ pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
     };
     let catalog = Catalog::load(&Templates::new(), &Plan::new(&repo.root))?;
     let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.kustomize));
-    let report =
-        crate::verify::verify(&repo.root, &repo.config, &catalog, &cell, &real, &mut cache);
+    let report = crate::analysis::verify::verify(
+        &repo.root,
+        &repo.config,
+        &catalog,
+        &cell,
+        &real,
+        &mut cache,
+    );
     let output = match args.format {
-        CheckFormat::Text => crate::color::check_report(&report.to_text()),
+        CheckFormat::Text => crate::commands::ui::color::check_report(&report.to_text()),
         CheckFormat::Json => report.to_json(),
         CheckFormat::Github => report.to_github(),
     };

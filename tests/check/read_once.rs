@@ -4,13 +4,13 @@
 use std::sync::Arc;
 
 use camino::Utf8Path;
-use cellgen::catalog::Catalog;
-use cellgen::check::{self, CheckOptions};
-use cellgen::filestore::FileStore;
-use cellgen::kustomize::Mode;
-use cellgen::plan::Plan;
-use cellgen::repo::Repo;
-use cellgen::templates::Templates;
+use cellgen::analysis::check::{self, CheckOptions};
+use cellgen::model::catalog::Catalog;
+use cellgen::model::repo::Repo;
+use cellgen::ports::kustomize::Mode;
+use cellgen::ports::templates::Templates;
+use cellgen::root::filestore::FileStore;
+use cellgen::writer::plan::Plan;
 
 use super::{DEV, PROD, repo};
 

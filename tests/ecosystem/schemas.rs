@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::*;
-use cellgen::schema::{MODELINE_PREFIX, SchemaFile};
+use cellgen::model::schema::{MODELINE_PREFIX, SchemaFile};
 
 fn validator(file: SchemaFile) -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(&file.json()).expect("the schema is JSON");
@@ -142,8 +142,9 @@ fn component_files(dir: &Path) -> Vec<PathBuf> {
 fn every_embedded_and_repository_component_yaml_validates() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let embedded = component_files(&manifest.join("templates/components"));
-    let catalog = cellgen::catalog::Catalog::embedded(&cellgen::templates::Templates::new())
-        .expect("the embedded catalog loads");
+    let catalog =
+        cellgen::model::catalog::Catalog::embedded(&cellgen::ports::templates::Templates::new())
+            .expect("the embedded catalog loads");
     assert_eq!(
         embedded.len(),
         catalog.components.len(),

@@ -2,7 +2,7 @@
 //! counts them for the table.
 //!
 //! Each test stops a real cellgen at an exact step of its apply with the test-only hook
-//! `CELLGEN_TEST_PAUSE` (inert unless set; see `src/journal.rs`), sends a real signal, and
+//! `CELLGEN_TEST_PAUSE` (inert unless set; see `src/writer/journal/`), sends a real signal, and
 //! compares the whole tree: as before (rolled back) or as an uninterrupted run leaves it.
 
 use std::io::{BufRead, BufReader, Read};

@@ -228,7 +228,7 @@ fn a_regenerated_cell_keeps_its_block_even_when_it_overlaps() {
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        record["files"][key] = Value::String(cellgen::state::sha256(text));
+        record["files"][key] = Value::String(cellgen::model::state::sha256(text));
     }
     fs::write(&record_path, serde_json::to_string_pretty(&record).unwrap()).unwrap();
 

@@ -1,0 +1,575 @@
+//! Loading a cell's stack for tracing: its `.tf` files, its tfvars values, and the local modules
+//! it calls (each call one context), never reading outside the repository.
+
+use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::Body;
+
+use crate::ports::edit::hcl::{HclEditError, tfvars};
+use crate::root::filestore::{Bytes, FileStore, Kind};
+
+/// Local modules followed at most (each call is one), so a module calling itself ends.
+const MAX_CONTEXTS: usize = 64;
+
+/// One file of a loaded directory: how this cell's chains show it, and what its text holds.
+pub(super) struct File {
+    /// How chains show it: a name in the stack, a repository-relative path elsewhere.
+    pub(super) shown: String,
+    /// Shared by every file of the same text ([`shared_content`]).
+    pub(super) content: Arc<Content>,
+}
+
+/// What is derived from a file's text alone, computed once per distinct text in the process:
+/// most of a cell's stack is the same text in every cell (cluster.tf, variables.tf, the
+/// components' files), so a cell pays only for the files it does not share. Nothing here
+/// depends on where the file is: its shown name is the cell's [`File`]'s.
+pub(super) struct Content {
+    pub(super) text: String,
+    /// Parsed on first use (None: it does not parse, and is skipped).
+    body: OnceLock<Option<Arc<Body>>>,
+    /// Which of [`DECLARING`]'s words the text holds (bit i: word i), found once.
+    words: u8,
+    /// Whether the text holds a backslash.
+    backslash: bool,
+    /// Its top-level `module` blocks with a local source: (name, source), in order.
+    calls: OnceLock<Vec<(String, String)>>,
+    /// Its declarations, indexed on first look-up (`taint`).
+    pub(super) decls: OnceLock<super::taint::Decls>,
+}
+
+/// The texts' [`Content`]s, kept from a text's second sighting (as [`ParseCache`] does): a
+/// file unique to a cell (flux.tf, backend.tf) costs a hash, not a copy. Keyed by the whole
+/// text (a foldhash of it, a hit confirmed by comparing the text).
+struct ContentCache {
+    seen: foldhash::HashSet<u64>,
+    kept: foldhash::HashMap<u64, Arc<Content>>,
+}
+
+/// The content of the file `bytes`, shared with every earlier file of the same bytes; None
+/// when they are not UTF-8. A text met before is neither checked nor copied again.
+fn shared_content(bytes: &[u8]) -> Option<Arc<Content>> {
+    static CACHE: OnceLock<Mutex<ContentCache>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| {
+        Mutex::new(ContentCache {
+            seen: foldhash::HashSet::default(),
+            kept: foldhash::HashMap::default(),
+        })
+    });
+    let hash = foldhash::fast::FixedState::default().hash_one(bytes);
+    let repeated = {
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        match cache.kept.get(&hash) {
+            Some(kept) if kept.text.as_bytes() == bytes => return Some(kept.clone()),
+            Some(_) => false,
+            None => !cache.seen.insert(hash),
+        }
+    };
+    let content = Arc::new(Content::new(std::str::from_utf8(bytes).ok()?.to_owned()));
+    if repeated {
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        return Some(cache.kept.entry(hash).or_insert(content).clone());
+    }
+    Some(content)
+}
+
+/// Parsed bodies of the file texts seen more than once in this process. Cells repeat most of
+/// their stack (cluster.tf, variables.tf, the components' files are the same text in every
+/// cell), so `check` parses each distinct text once instead of once per cell. A text is kept only
+/// from its second sighting (files unique to a cell cost a hash, not a copy), but for the texts
+/// read by several checks ([`parse_kept`]: a cell's terraform.tfvars, read by the contract,
+/// the trace and the VPC check on another thread), kept from the first. Texts are hashed
+/// once, with foldhash (several times faster than SipHash on long keys); a hit is confirmed by
+/// comparing the text, so two texts with one hash are parsed each, the second not kept.
+struct ParseCache {
+    seen: foldhash::HashSet<u64>,
+    bodies: foldhash::HashMap<u64, (String, Arc<Body>)>,
+}
+
+/// The texts this thread parsed last through [`parse_recent`]: a cell's contract check parses
+/// its cell-metadata.tf and terraform.tfvars, then its trace reads them again.
+const RECENT: usize = 4;
+
+thread_local! {
+    static RECENTLY_PARSED: RefCell<VecDeque<(String, Arc<Body>)>> =
+        const { RefCell::new(VecDeque::new()) };
+}
+
+/// `text` parsed, or the body this thread parsed from the same text among its last few, or
+/// the body of the same text in the process's parse cache (cells share cell-metadata.tf).
+pub fn parse_recent(text: &str) -> Result<Arc<Body>, HclEditError> {
+    if let Some(body) = recently_parsed(text) {
+        return Ok(body);
+    }
+    // A text that does not parse is parsed again for the error in edit::hcl's words.
+    let body = match parse_kept(text) {
+        Ok(body) => body,
+        Err(_) => Arc::new(crate::ports::edit::hcl::parse_body(text)?),
+    };
+    RECENTLY_PARSED.with_borrow_mut(|recent| {
+        if recent.len() == RECENT {
+            recent.pop_front();
+        }
+        recent.push_back((text.to_string(), body.clone()));
+    });
+    Ok(body)
+}
+
+fn recently_parsed(text: &str) -> Option<Arc<Body>> {
+    RECENTLY_PARSED.with_borrow(|recent| {
+        recent
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, b)| b.clone())
+    })
+}
+
+fn parse_cached(text: &str) -> Option<Arc<Body>> {
+    recently_parsed(text).or_else(|| parse_shared(text, false).ok())
+}
+
+/// The top-level attributes of a tfvars `text`, None when it does not parse: read line by line
+/// when it is plain `key = "literal"` lines, else from its parse (kept, see [`parse_kept`]).
+pub fn tfvars_attributes(text: &str) -> Option<Vec<tfvars::TopAttribute>> {
+    tfvars::simple_attributes(text)
+        .or_else(|| Some(tfvars::attributes_of(text, &*parse_kept(text).ok()?)))
+}
+
+/// `text` parsed, or the body of the same text in the process's parse cache, where it is kept
+/// from this first parse: for a text several checks parse (a cell's terraform.tfvars and
+/// cell-metadata.tf), whatever thread parses it first.
+pub fn parse_kept(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
+    parse_shared(text, true)
+}
+
+/// `text` parsed through the process's [`ParseCache`] (successes only are kept; `first`: from
+/// the first sighting, else from the second).
+fn parse_shared(text: &str, first: bool) -> Result<Arc<Body>, hcl_edit::parser::Error> {
+    static CACHE: OnceLock<Mutex<ParseCache>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| {
+        Mutex::new(ParseCache {
+            seen: foldhash::HashSet::default(),
+            bodies: foldhash::HashMap::default(),
+        })
+    });
+    let hash = foldhash::fast::FixedState::default().hash_one(text);
+    let repeated = {
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        match cache.bodies.get(&hash) {
+            Some((kept, body)) if kept == text => return Ok(body.clone()),
+            Some(_) => false,
+            None => !cache.seen.insert(hash) || first,
+        }
+    };
+    let body = Arc::new(hcl_edit::parser::parse_body(text)?);
+    if repeated {
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .bodies
+            .entry(hash)
+            .or_insert_with(|| (text.to_string(), body.clone()));
+    }
+    Ok(body)
+}
+
+impl Content {
+    /// The text's body, parsed (once, through the parse cache) when first asked for.
+    pub(super) fn body(&self) -> Option<&Body> {
+        self.body
+            .get_or_init(|| parse_cached(&self.text))
+            .as_deref()
+    }
+
+    /// Whether the text may declare a `word` block (or local) named `name`: block types and
+    /// names are written out in the text (a label or key with an escape is the one way to
+    /// write a name otherwise, so a text holding a backslash always may).
+    pub(super) fn may_declare(&self, word: &str, name: &str) -> bool {
+        let holds_word = match DECLARING.iter().position(|w| *w == word) {
+            Some(i) => self.words & (1 << i) != 0,
+            None => self.text.contains(word),
+        };
+        // memmem's search, not str::contains: this runs for every look-up in every file.
+        holds_word
+            && (self.backslash
+                || memchr::memmem::find(self.text.as_bytes(), name.as_bytes()).is_some())
+    }
+
+    /// The content of `text`, the words [`Content::may_declare`] asks about found once.
+    fn new(text: String) -> Content {
+        static FINDERS: OnceLock<Vec<memchr::memmem::Finder<'static>>> = OnceLock::new();
+        let finders =
+            FINDERS.get_or_init(|| DECLARING.iter().map(memchr::memmem::Finder::new).collect());
+        let words = finders
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.find(text.as_bytes()).is_some())
+            .fold(0u8, |mask, (i, _)| mask | (1 << i));
+        Content {
+            backslash: memchr::memchr(b'\\', text.as_bytes()).is_some(),
+            words,
+            text,
+            body: OnceLock::new(),
+            calls: OnceLock::new(),
+            decls: OnceLock::new(),
+        }
+    }
+
+    /// Whether the text may hold a top-level `module` block: a block starts a line (after
+    /// blanks, or after a `/* */` comment, so a text holding one always may).
+    fn may_call_module(&self) -> bool {
+        memchr::memmem::find(self.text.as_bytes(), b"/*").is_some()
+            // Each `module` word, not each line: blanks before it on its line, no name
+            // character after it.
+            || memchr::memmem::find_iter(self.text.as_bytes(), b"module").any(|at| {
+                let line_start = self.text[..at].rfind('\n').map_or(0, |n| n + 1);
+                self.text[line_start..at].chars().all(char::is_whitespace)
+                    && !self.text[at + "module".len()..]
+                        .starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
+            })
+    }
+
+    /// Its top-level `module` blocks whose source is a local path: (name, source).
+    fn local_calls(&self) -> &[(String, String)] {
+        self.calls.get_or_init(|| {
+            if !self.may_call_module() {
+                return Vec::new();
+            }
+            let Some(body) = self.body() else {
+                return Vec::new();
+            };
+            body.get_blocks("module")
+                .filter_map(|b| {
+                    let name = b.labels.first()?.as_str().to_string();
+                    let source = literal_string(&b.body.get_attribute("source")?.value)?;
+                    (source.starts_with("./") || source.starts_with("../"))
+                        .then(|| (name, source.to_string()))
+                })
+                .collect()
+        })
+    }
+}
+
+impl File {
+    /// A file of `bytes` shown as `shown` (None: not UTF-8); `share`: its content shared with
+    /// every other file of the same text (false: computed for this file alone, what the cache
+    /// must equal).
+    pub(super) fn new(shown: String, bytes: &[u8], share: bool) -> Option<File> {
+        let content = if share {
+            shared_content(bytes)?
+        } else {
+            Arc::new(Content::new(std::str::from_utf8(bytes).ok()?.to_owned()))
+        };
+        Some(File { shown, content })
+    }
+
+    pub(super) fn body(&self) -> Option<&Body> {
+        self.content.body()
+    }
+
+    pub(super) fn may_declare(&self, word: &str, name: &str) -> bool {
+        self.content.may_declare(word, name)
+    }
+
+    pub(super) fn line(&self, span: Option<std::ops::Range<usize>>) -> usize {
+        let text = &self.content.text;
+        let offset = span.map_or(0, |s| s.start).min(text.len());
+        text[..offset].matches('\n').count() + 1
+    }
+
+    pub(super) fn at(&self, span: Option<std::ops::Range<usize>>) -> String {
+        format!("{}:{}", self.shown, self.line(span))
+    }
+}
+
+/// One directory of `.tf` files.
+pub(super) struct Dir {
+    pub(super) files: Vec<File>,
+}
+
+/// One instance of a directory: the stack itself, or a local module call.
+pub(super) struct Ctx {
+    pub(super) dir: usize,
+    /// (calling context, module name)
+    pub(super) call: Option<(usize, String)>,
+    pub(super) children: HashMap<String, usize>,
+}
+
+pub(super) struct World {
+    pub(super) dirs: Vec<Dir>,
+    pub(super) ctxs: Vec<Ctx>,
+    /// The stack's terraform.tfvars and *.auto.tfvars: variable → (file:line, value).
+    pub(super) tfvars: HashMap<String, (String, String)>,
+}
+
+/// Reads `rel`, a file of a directory already known to be inside the repository, unless it is
+/// a symlink that leads out of it (`real_root`, the canonical root) or not a regular file.
+fn read_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Option<String> {
+    let bytes = read_bytes_inside(files, real_root, rel)?;
+    String::from_utf8(bytes.as_ref().clone()).ok()
+}
+
+/// [`read_inside`]'s bytes, before any UTF-8 check (the store's, not copied).
+fn read_bytes_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Option<Bytes> {
+    if files.kind(rel).ok()? == Kind::Link {
+        let real = files.root().join(rel).canonicalize().ok()?;
+        return real
+            .starts_with(real_root)
+            .then(|| std::fs::read(&real).ok().map(Arc::new))?;
+    }
+    files.contents(rel)?.ok()
+}
+
+/// `a/b/../c` → `a/c`; None when it climbs above its start.
+fn normalise(path: &Utf8Path) -> Option<Utf8PathBuf> {
+    let mut out = Utf8PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::Normal(n) => out.push(n),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Block types that declare something an expression can read.
+const DECLARING: &[&str] = &["variable", "locals", "resource", "data", "module", "output"];
+
+/// Loads the `.tf` files of `rel`; `shown_under` is what their names are shown relative to (the
+/// stack's own files read as `main.tf:3` next to the finding in its cell-metadata.tf).
+fn load_dir(
+    files: &FileStore,
+    real_root: &Utf8Path,
+    rel: &Utf8Path,
+    shown_under: &Utf8Path,
+    share: bool,
+) -> Option<Dir> {
+    // The directory itself (or a symlink on its way) must not lead out of the repository.
+    if !files.dir_inside(rel) {
+        return None;
+    }
+    let listing = files.list(rel);
+    if !listing.opened {
+        return None;
+    }
+    let mut names: Vec<String> = listing
+        .names()
+        // A name that is not UTF-8 cannot be read by name here; `markers` reports it
+        // (not-utf8-name), so the check fails rather than missing the file silently.
+        .filter_map(|n| n.to_str().map(str::to_string))
+        .filter(|n| n.ends_with(".tf"))
+        .collect();
+    names.sort();
+    // Once per directory, not per file.
+    let shown_dir = rel.strip_prefix(shown_under).unwrap_or(rel);
+    let files = names
+        .into_iter()
+        .filter_map(|name| {
+            let bytes = read_bytes_inside(files, real_root, &crate::root::paths::join(rel, &name))?;
+            let shown = crate::root::paths::join(shown_dir, &name).into_string();
+            let file = File::new(shown, &bytes, share)?;
+            // Without these words a file declares nothing a value can be read from (versions.tf,
+            // backend.tf): skip parsing it.
+            (file.content.words != 0).then_some(file)
+        })
+        .collect();
+    Some(Dir { files })
+}
+
+fn literal_string(expr: &Expression) -> Option<&str> {
+    match expr {
+        Expression::String(s) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+impl World {
+    /// The stack `stack` and the local modules it calls; `share`: files' contents shared by
+    /// text across cells and calls ([`File::new`]).
+    pub(super) fn load(files: &FileStore, stack: &Utf8Path, share: bool) -> Option<World> {
+        let real_root = files.canonical_root()?;
+        let mut world = World {
+            dirs: vec![load_dir(files, real_root, stack, stack, share)?],
+            ctxs: vec![Ctx {
+                dir: 0,
+                call: None,
+                children: HashMap::new(),
+            }],
+            tfvars: read_tfvars(files, real_root, stack),
+        };
+        let mut dir_of: HashMap<Utf8PathBuf, usize> = HashMap::from([(stack.to_path_buf(), 0)]);
+        let mut paths = vec![stack.to_path_buf()];
+        let mut next = 0;
+        while next < world.ctxs.len() && world.ctxs.len() < MAX_CONTEXTS {
+            let dir = world.ctxs[next].dir;
+            let calls: Vec<(String, String)> = world.dirs[dir]
+                .files
+                .iter()
+                .flat_map(|f| f.content.local_calls().iter().cloned())
+                .collect();
+            for (name, source) in calls {
+                if world.ctxs.len() >= MAX_CONTEXTS {
+                    break;
+                }
+                // A module outside the repository is not read (nor traced).
+                let Some(rel) = normalise(&paths[dir].join(&source)) else {
+                    continue;
+                };
+                let child_dir = match dir_of.get(&rel) {
+                    Some(d) => *d,
+                    None => {
+                        let Some(loaded) =
+                            load_dir(files, real_root, &rel, Utf8Path::new(""), share)
+                        else {
+                            continue;
+                        };
+                        world.dirs.push(loaded);
+                        paths.push(rel.clone());
+                        dir_of.insert(rel, world.dirs.len() - 1);
+                        world.dirs.len() - 1
+                    }
+                };
+                world.ctxs.push(Ctx {
+                    dir: child_dir,
+                    call: Some((next, name.clone())),
+                    children: HashMap::new(),
+                });
+                let child = world.ctxs.len() - 1;
+                world.ctxs[next].children.insert(name, child);
+            }
+            next += 1;
+        }
+        Some(world)
+    }
+}
+
+/// String values of the stack's terraform.tfvars and *.auto.tfvars (what Terraform loads itself).
+fn read_tfvars(
+    files: &FileStore,
+    real_root: &Utf8Path,
+    stack: &Utf8Path,
+) -> HashMap<String, (String, String)> {
+    let mut names: Vec<String> = files
+        .list(stack)
+        .names()
+        // Not UTF-8: reported by `markers` (not-utf8-name), as above.
+        .filter_map(|n| n.to_str().map(str::to_string))
+        .filter(|n| n == "terraform.tfvars" || n.ends_with(".auto.tfvars"))
+        .collect();
+    names.sort();
+    let mut values = HashMap::new();
+    for name in names {
+        let Some(text) = read_inside(files, real_root, &stack.join(&name)) else {
+            continue;
+        };
+        let Some(attributes) = tfvars_attributes(&text) else {
+            continue;
+        };
+        for attr in attributes {
+            if let Some(value) = attr.string {
+                values.insert(attr.key, (format!("{name}:{}", attr.line), value));
+            }
+        }
+    }
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line-by-line reading `may_call_module` replaces.
+    fn by_lines(text: &str) -> bool {
+        text.contains("/*")
+            || text.lines().any(|line| {
+                line.trim_start()
+                    .strip_prefix("module")
+                    .is_some_and(|rest| {
+                        !rest.starts_with(|c: char| c.is_alphanumeric() || "_-.".contains(c))
+                    })
+            })
+    }
+
+    #[test]
+    fn shared_parses_are_parses_and_errors_are_edit_hcls() {
+        let text = "a = 1\nb = { c = 2 }\n";
+        for _ in 0..3 {
+            let body = parse_recent(text).unwrap();
+            assert_eq!(
+                body.to_string(),
+                crate::ports::edit::hcl::parse_body(text)
+                    .unwrap()
+                    .to_string()
+            );
+            // Another thread's view goes through the shared cache.
+            std::thread::scope(|s| {
+                s.spawn(|| assert_eq!(parse_recent(text).unwrap().to_string(), body.to_string()));
+            });
+        }
+        let bad = "a = \n}\n";
+        for _ in 0..2 {
+            assert_eq!(
+                parse_recent(bad).err(),
+                crate::ports::edit::hcl::parse_body(bad).err()
+            );
+        }
+    }
+
+    #[test]
+    fn may_declare_is_the_plain_text_search() {
+        let texts = [
+            "variable \"a\" {}\n",
+            "locals { b = 1 }\n",
+            "resource \"aws_x\" \"c\" {}\ndata \"aws_y\" \"d\" {}\n",
+            "module \"e\" {}\noutput \"f\" {}\n",
+            "variable \"\\u0061\" {}\n",
+            "# nothing declared here\n",
+            "",
+        ];
+        let words = DECLARING.iter().copied().chain(["terraform", ""]);
+        for text in texts {
+            let file = Content::new(text.to_string());
+            for word in words.clone() {
+                for name in ["a", "b", "c", "d", "e", "f", "g", "aws_x", ""] {
+                    let plain = text.contains(word) && (text.contains(name) || text.contains('\\'));
+                    assert_eq!(
+                        file.may_declare(word, name),
+                        plain,
+                        "{text:?} {word} {name}"
+                    );
+                }
+            }
+            let any = DECLARING.iter().any(|w| text.contains(w));
+            assert_eq!(file.words != 0, any, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn module_calls_are_found_as_line_by_line() {
+        for text in [
+            "module \"vpc\" {\n}\n",
+            "  module \"a\" {}\n",
+            "\u{a0}\tmodule{\n",
+            "x = 1\nmodule\r\n",
+            "source = \"terraform-aws-modules/eks/aws\"\n",
+            "# a module here\nmodules = 1\n",
+            "module_x = 1\nmodule.a = 2\n",
+            "abc\rmodule \"a\" {}\n",
+            "/* module */",
+            "",
+            "module",
+        ] {
+            let file = Content::new(text.to_string());
+            assert_eq!(file.may_call_module(), by_lines(text), "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! IPv4 CIDR blocks of cell VPCs: parsing, overlap, the next free block of the repository's
+//! pool, and the block each cell records as `vpc_cidr` in its terraform.tfvars.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use std::fmt;
+use std::net::Ipv4Addr;
+
+use hcl_edit::Span;
+use hcl_edit::expr::Expression;
+
+use crate::model::config::line_of;
+use crate::model::repo::cell_terraform_dir;
+use crate::root::filestore::FileStore;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cidr {
+    network: u32,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// `a.b.c.d/n` with no host bits set (what AWS accepts as a VPC CIDR block).
+    pub fn parse(text: &str) -> Result<Cidr, String> {
+        let not_a_cidr = || format!("`{text}` is not an IPv4 CIDR block like 10.1.0.0/16");
+        let (addr, prefix) = text.trim().split_once('/').ok_or_else(not_a_cidr)?;
+        let addr: Ipv4Addr = addr.parse().map_err(|_| not_a_cidr())?;
+        let prefix: u8 = prefix
+            .parse()
+            .ok()
+            .filter(|p| *p <= 32)
+            .ok_or_else(not_a_cidr)?;
+        let addr = u32::from(addr);
+        let network = addr & mask(prefix);
+        if network != addr {
+            return Err(format!(
+                "`{text}` has host bits set; the block is {}/{prefix}",
+                Ipv4Addr::from(network)
+            ));
+        }
+        Ok(Cidr { network, prefix })
+    }
+
+    pub fn prefix(&self) -> u8 {
+        self.prefix
+    }
+
+    fn first(&self) -> u64 {
+        u64::from(self.network)
+    }
+
+    fn last(&self) -> u64 {
+        self.first() + (1u64 << (32 - self.prefix)) - 1
+    }
+
+    pub fn overlaps(&self, other: &Cidr) -> bool {
+        self.first() <= other.last() && other.first() <= self.last()
+    }
+
+    pub fn contains(&self, other: &Cidr) -> bool {
+        self.first() <= other.first() && other.last() <= self.last()
+    }
+}
+
+fn mask(prefix: u8) -> u32 {
+    if prefix == 0 {
+        0
+    } else {
+        u32::MAX << (32 - prefix)
+    }
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", Ipv4Addr::from(self.network), self.prefix)
+    }
+}
+
+/// For each block of `blocks`, the indexes of the others overlapping it, ascending. Found by
+/// sorting, not by comparing every pair (the VPC check runs on every cell of the repository):
+/// aligned blocks are disjoint or nested, so a block is overlapped by those starting inside it
+/// and by the at most `prefix` blocks containing it, each of which starts at its own address
+/// with a shorter prefix.
+pub fn overlapping(blocks: &[Option<Cidr>]) -> Vec<Vec<usize>> {
+    let mut by_start: Vec<(u32, u8, usize)> = blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.map(|b| (b.network, b.prefix, i)))
+        .collect();
+    by_start.sort_unstable();
+    let mut out = vec![Vec::new(); blocks.len()];
+    for (i, block) in blocks.iter().enumerate() {
+        let Some(block) = block else { continue };
+        let found = &mut out[i];
+        let from = by_start.partition_point(|&(n, _, _)| u64::from(n) < block.first());
+        let to = by_start.partition_point(|&(n, _, _)| u64::from(n) <= block.last());
+        found.extend(by_start[from..to].iter().map(|&(_, _, j)| j));
+        for prefix in 0..block.prefix {
+            let network = block.network & mask(prefix);
+            // One starting at this block's own address was found above.
+            if network == block.network {
+                continue;
+            }
+            let from = by_start.partition_point(|&(n, p, _)| (n, p) < (network, prefix));
+            found.extend(
+                by_start[from..]
+                    .iter()
+                    .take_while(|&&(n, p, _)| (n, p) == (network, prefix))
+                    .map(|&(_, _, j)| j),
+            );
+        }
+        found.retain(|&j| j != i);
+        found.sort_unstable();
+    }
+    out
+}
+
+/// The lowest `/prefix` block of `pool` that overlaps none of `taken`.
+pub fn next_free(pool: Cidr, prefix: u8, taken: &[Cidr]) -> Option<Cidr> {
+    if prefix < pool.prefix || prefix > 32 {
+        return None;
+    }
+    let size = 1u64 << (32 - prefix);
+    let mut start = pool.first();
+    while start + size - 1 <= pool.last() {
+        let candidate = Cidr {
+            network: start as u32,
+            prefix,
+        };
+        match taken
+            .iter()
+            .filter(|t| t.overlaps(&candidate))
+            .map(Cidr::last)
+            .max()
+        {
+            // Jump past the block in the way, to the next aligned start.
+            Some(end) => start = (end + 1).div_ceil(size) * size,
+            None => return Some(candidate),
+        }
+    }
+    None
+}
+
+/// A cell's recorded VPC block and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellCidr {
+    pub cell: String,
+    /// Repository-relative file that sets it.
+    pub file: Utf8PathBuf,
+    pub line: Option<usize>,
+    /// The block, or why the recorded value is not one.
+    pub cidr: Result<Cidr, String>,
+}
+
+/// The VPC block of every cell that records one: `vpc_cidr` in its terraform.tfvars, else the
+/// `default` of `variable "vpc_cidr"` (cells generated before each cell had its own block).
+/// A cell whose stack sets neither is left out.
+pub fn recorded(root: &Utf8Path, cells: &[String]) -> Vec<CellCidr> {
+    recorded_in(&FileStore::new(root), cells)
+}
+
+/// [`recorded`], the files read through `files` (a command's store).
+pub fn recorded_in(files: &FileStore, cells: &[String]) -> Vec<CellCidr> {
+    // From the last cell, like `check`'s conflict-marker scan (see there); in order.
+    let mut found: Vec<CellCidr> = cells
+        .iter()
+        .rev()
+        .filter_map(|cell| recorded_for_in(files, cell))
+        .collect();
+    found.reverse();
+    found
+}
+
+pub fn recorded_for(root: &Utf8Path, cell: &str) -> Option<CellCidr> {
+    recorded_for_in(&FileStore::new(root), cell)
+}
+
+fn recorded_for_in(files: &FileStore, cell: &str) -> Option<CellCidr> {
+    let dir = cell_terraform_dir(cell);
+    let tfvars = dir.join("terraform.tfvars");
+    // Read line by line when it is plain `key = "literal"` lines (`check` reads every cell's).
+    if let Some(found) = read_attribute(files, &tfvars, |text| {
+        let attr = crate::analysis::secrets::tfvars_attributes(text)?
+            .into_iter()
+            .find(|a| a.key == "vpc_cidr")?;
+        Some((attr.value_line, attr.string))
+    }) {
+        return Some(found.into_cell(cell, tfvars));
+    }
+    let variables = dir.join("variables.tf");
+    read_attribute(files, &variables, |text| {
+        // Through the parse cache: every cell's variables.tf is the same text.
+        let body = crate::analysis::secrets::parse_kept(text).ok()?;
+        let value = body
+            .get_blocks("variable")
+            .find(|b| b.has_exact_labels(&["vpc_cidr"]))
+            .and_then(|b| b.body.get_attribute("default"))
+            .map(|a| &a.value)?;
+        let line = value
+            .span()
+            .map(|s| crate::ports::edit::text::line_number(text, s.start));
+        let string = match value {
+            Expression::String(s) => Some(s.as_str().to_string()),
+            _ => None,
+        };
+        Some((line, string))
+    })
+    .map(|found| found.into_cell(cell, variables))
+}
+
+struct Found {
+    line: Option<usize>,
+    cidr: Result<Cidr, String>,
+}
+
+impl Found {
+    fn into_cell(self, cell: &str, file: Utf8PathBuf) -> CellCidr {
+        CellCidr {
+            cell: cell.to_string(),
+            file,
+            line: self.line,
+            cidr: self.cidr,
+        }
+    }
+}
+
+/// `find` gives the line of the value in the file's text and the value, when a literal string.
+fn read_attribute(
+    files: &FileStore,
+    rel: &Utf8Path,
+    find: impl Fn(&str) -> Option<(Option<usize>, Option<String>)>,
+) -> Option<Found> {
+    let bytes = files.read(rel).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let (line, value) = find(text)?;
+    let line = line.or_else(|| line_of(text, "vpc_cidr"));
+    let cidr = match value {
+        Some(s) => Cidr::parse(&s),
+        None => Err(
+            "`vpc_cidr` is not a literal string, so cellgen cannot tell which block the cell uses"
+                .into(),
+        ),
+    };
+    Some(Found { line, cidr })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cidr(s: &str) -> Cidr {
+        Cidr::parse(s).unwrap()
+    }
+
+    #[test]
+    fn parses_and_rejects() {
+        assert_eq!(cidr("10.1.0.0/16").to_string(), "10.1.0.0/16");
+        assert!(
+            Cidr::parse("10.1.0.1/16")
+                .unwrap_err()
+                .contains("10.1.0.0/16")
+        );
+        for bad in ["10.1.0.0", "10.1.0.0/33", "10.1.0/16", "x/16", ""] {
+            assert!(Cidr::parse(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn overlap_and_containment() {
+        assert!(cidr("10.0.0.0/8").overlaps(&cidr("10.3.0.0/16")));
+        assert!(cidr("10.3.0.0/16").overlaps(&cidr("10.0.0.0/8")));
+        assert!(!cidr("10.3.0.0/16").overlaps(&cidr("10.4.0.0/16")));
+        assert!(cidr("10.0.0.0/8").contains(&cidr("10.3.0.0/16")));
+        assert!(!cidr("10.3.0.0/16").contains(&cidr("10.0.0.0/8")));
+    }
+
+    /// `overlapping` against every pair compared.
+    #[test]
+    fn overlapping_finds_what_comparing_every_pair_does() {
+        // Nested, equal, adjacent and disjoint blocks of many sizes, and a gap (None).
+        let mut blocks: Vec<Option<Cidr>> = vec![None];
+        let mut seed = 7u64;
+        for _ in 0..400 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let prefix = [0, 1, 8, 12, 15, 16, 16, 20, 24, 32][(seed >> 60) as usize % 10];
+            let addr = ((seed >> 16) as u32 & 0x0fff_ffff) | 0x0a00_0000;
+            blocks.push(Some(Cidr {
+                network: addr & mask(prefix),
+                prefix,
+            }));
+            if seed.is_multiple_of(5) {
+                blocks.push(None);
+            }
+        }
+        let found = overlapping(&blocks);
+        for (i, a) in blocks.iter().enumerate() {
+            let pairwise: Vec<usize> = blocks
+                .iter()
+                .enumerate()
+                .filter(|(j, b)| *j != i && matches!((a, b), (Some(a), Some(b)) if a.overlaps(b)))
+                .map(|(j, _)| j)
+                .collect();
+            assert_eq!(found[i], pairwise, "{a:?}");
+        }
+        assert!(found.iter().map(Vec::len).sum::<usize>() > blocks.len());
+    }
+
+    #[test]
+    fn next_free_skips_taken_blocks_of_any_size() {
+        let pool = cidr("10.0.0.0/8");
+        assert_eq!(next_free(pool, 16, &[]), Some(cidr("10.0.0.0/16")));
+        let taken = [
+            cidr("10.0.0.0/16"),
+            cidr("10.1.128.0/17"),
+            cidr("10.3.0.0/16"),
+        ];
+        assert_eq!(next_free(pool, 16, &taken), Some(cidr("10.2.0.0/16")));
+        // A block outside the pool does not matter; one covering the start does.
+        assert_eq!(
+            next_free(pool, 16, &[cidr("172.16.0.0/12"), cidr("10.0.0.0/15")]),
+            Some(cidr("10.2.0.0/16"))
+        );
+        assert_eq!(
+            next_free(cidr("10.0.0.0/15"), 16, &[cidr("10.0.0.0/15")]),
+            None
+        );
+        assert_eq!(next_free(cidr("10.0.0.0/16"), 15, &[]), None);
+    }
+}

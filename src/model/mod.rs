@@ -1,0 +1,17 @@
+//! Layer 4, the repository model: what a cellgen repository is and holds — `cellgen.yaml`, the
+//! catalog, cells and their names, the key contract, records, stacks, what `init` and `new`
+//! generate, chart versions, JSON Schemas — read (and planned) through the layers below.
+
+pub mod catalog;
+pub mod cell;
+pub mod cidr;
+pub mod config;
+pub mod contract;
+pub mod keys;
+pub mod platform;
+pub mod repo;
+pub mod scaffold;
+pub mod schema;
+pub mod stack;
+pub mod state;
+pub mod versions;

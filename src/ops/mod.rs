@@ -1,0 +1,10 @@
+//! Layer 6, operations: the changes commands make to a repository, each built on a plan
+//! (new and regenerate, components, keys, upgrade, remove-cell). They may use analyses; they
+//! never prompt or print.
+
+pub mod cilium_version;
+pub mod components;
+pub mod keys;
+pub mod regenerate;
+pub mod teardown;
+pub mod upgrade;

@@ -1,0 +1,261 @@
+//! What may go into generated Terraform: quoted strings that stay strings, expressions that are
+//! exactly one expression, references that are only references; and the addresses a file
+//! declares, to find two blocks with one address.
+
+use hcl_edit::Span;
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::{Body, Structure};
+
+use crate::ports::edit::text::LineIndex;
+
+/// Deepest bracket nesting accepted in an expression (hcl-edit's own limit is lower still; this
+/// gives the clear message).
+const MAX_EXPRESSION_DEPTH: usize = 32;
+
+/// `value` as an HCL quoted string literal: escapes make quotes, backslashes, line breaks and
+/// template sequences (`${`, `%{`) plain characters of the string.
+pub fn string_literal(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '$' | '%' if chars.peek() == Some(&'{') => {
+                out.push(c);
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A description as text for one `#` comment line: line breaks and other control characters
+/// become spaces, so nothing after them can leave the comment.
+pub fn comment_text(value: &str) -> String {
+    let folded: String = value
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    folded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Checks that `source` is exactly one HCL expression, nothing before or after it (no second
+/// attribute, no block, no comment that could swallow what follows it on a line).
+pub fn check_expression(source: &str) -> Result<(), String> {
+    if source.trim() != source || source.is_empty() {
+        return Err("has leading or trailing whitespace, or is empty".into());
+    }
+    let mut depth = 0usize;
+    for b in source.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_EXPRESSION_DEPTH {
+                    return Err(format!(
+                        "nests brackets more than {MAX_EXPRESSION_DEPTH} deep"
+                    ));
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let expr = hcl_edit::parser::parse_expr(source)
+        .map_err(|e| format!("is not one HCL expression ({})", e.message()))?;
+    match expr.span() {
+        Some(span) if span == (0..source.len()) => Ok(()),
+        _ => Err("is more than one HCL expression (a comment or something else follows it)".into()),
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Checks that `reference` is what `depends_on` takes: `module.NAME`, `TYPE.NAME` or
+/// `data.TYPE.NAME`.
+pub fn check_reference(reference: &str) -> Result<(), String> {
+    let parts: Vec<&str> = reference.split('.').collect();
+    let ok = match parts.as_slice() {
+        ["module", name] => is_ident(name),
+        ["data", ty, name] => is_ident(ty) && is_ident(name),
+        [ty, name] => *ty != "var" && *ty != "local" && is_ident(ty) && is_ident(name),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err("is not a resource, data source or module reference (`TYPE.NAME`, `data.TYPE.NAME`, `module.NAME`)".into())
+    }
+}
+
+/// One declaration of a Terraform file: its address and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    pub address: String,
+    pub line: usize,
+}
+
+/// Addresses a file declares: `TYPE.NAME` for resources, `data.TYPE.NAME`, `module.NAME`,
+/// `var.NAME`, `output.NAME`, `local.NAME`, `provider.NAME[.ALIAS]`, `check.NAME`, and the
+/// `terraform` block's `backend`/`cloud`. Two of these in one stack are a Terraform error.
+pub fn declared(text: &str, body: &Body) -> Vec<Declared> {
+    let mut out = Vec::new();
+    let lines = LineIndex::new(text);
+    let line = |s: Option<std::ops::Range<usize>>| lines.line(s.map_or(0, |s| s.start));
+    for structure in body.iter() {
+        let Structure::Block(block) = structure else {
+            continue;
+        };
+        let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
+        let at = line(block.span());
+        let mut push = |address: String| out.push(Declared { address, line: at });
+        match (block.ident.as_str(), labels.as_slice()) {
+            ("resource", [ty, name]) => push(format!("{ty}.{name}")),
+            ("data", [ty, name]) => push(format!("data.{ty}.{name}")),
+            ("module", [name]) => push(format!("module.{name}")),
+            ("variable", [name]) => push(format!("var.{name}")),
+            ("output", [name]) => push(format!("output.{name}")),
+            ("check", [name]) => push(format!("check.{name}")),
+            ("provider", [name]) => {
+                let alias = match block.body.get_attribute("alias").map(|a| &a.value) {
+                    Some(Expression::String(s)) => format!(".{}", s.as_str()),
+                    _ => String::new(),
+                };
+                push(format!("provider.{name}{alias}"));
+            }
+            ("locals", []) => {
+                for attr in block.body.attributes() {
+                    out.push(Declared {
+                        address: format!("local.{}", attr.key.as_str()),
+                        line: line(attr.span()),
+                    });
+                }
+            }
+            ("terraform", []) => {
+                for inner in block.body.blocks() {
+                    if matches!(inner.ident.as_str(), "backend" | "cloud") {
+                        out.push(Declared {
+                            address: "terraform.backend".into(),
+                            line: line(inner.span()),
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn expressions_must_be_exactly_one() {
+        for ok in [
+            "module.karpenter.queue_name",
+            "aws_iam_role.x.arn",
+            "var.environment == \"dev\" ? \"Audit\" : \"Deny\"",
+            "\"literal\"",
+            "format(\"%s-x\", var.name)",
+        ] {
+            assert_eq!(check_expression(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "module.x.y }\nresource \"aws_iam_user\" \"evil\" {\n  name = \"x\"",
+            "module.x.y # }",
+            "module.x.y\nz = 1",
+            " module.x.y",
+            "",
+            "a = b",
+            "\"unterminated",
+            &format!("{}1{}", "(".repeat(40), ")".repeat(40)),
+        ] {
+            assert!(check_expression(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn references_are_only_references() {
+        for ok in [
+            "module.karpenter",
+            "aws_iam_role.x",
+            "data.aws_iam_policy_document.y",
+        ] {
+            assert_eq!(check_reference(ok), Ok(()));
+        }
+        for bad in [
+            "module.x]\nresource",
+            "var.x",
+            "a",
+            "a.b.c",
+            "module.x.y",
+            "aws_iam_role.x[0]",
+        ] {
+            assert!(check_reference(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn comments_fold_to_one_line() {
+        assert_eq!(
+            comment_text("a\nresource \"x\" \"y\" {}\r\n b"),
+            "a resource \"x\" \"y\" {} b"
+        );
+    }
+
+    #[test]
+    fn declared_addresses() {
+        let text = "resource \"a_b\" \"c\" {}\ndata \"a_d\" \"e\" {}\nmodule \"m\" {}\nlocals {\n  x = 1\n}\nprovider \"aws\" {\n  alias = \"east\"\n}\nterraform {\n  backend \"s3\" {}\n}\n";
+        let body = hcl_edit::parser::parse_body(text).unwrap();
+        let got: Vec<(String, usize)> = declared(text, &body)
+            .into_iter()
+            .map(|d| (d.address, d.line))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a_b.c".to_string(), 1),
+                ("data.a_d.e".into(), 2),
+                ("module.m".into(), 3),
+                ("local.x".into(), 5),
+                ("provider.aws.east".into(), 7),
+                ("terraform.backend".into(), 11),
+            ]
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// Whatever the string, its literal is one string expression holding exactly it.
+        #[test]
+        fn string_literals_stay_strings(value in "\\PC*|[\\x00-\\x7f]{0,16}|[\"\\\\${}%\n]{0,12}") {
+            let literal = string_literal(&value);
+            prop_assert_eq!(check_expression(&literal), Ok(()));
+            let body = hcl_edit::parser::parse_body(&format!("x = {literal}\n")).unwrap();
+            match &body.get_attribute("x").unwrap().value {
+                Expression::String(s) => prop_assert_eq!(s.as_str(), value.as_str()),
+                other => prop_assert!(false, "{literal} parsed as {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,830 @@
+//! Which repository files Flux's artifact leaves out, as source-controller decides it
+//! (fluxcd/pkg `sourceignore` and `artifact/storage.SourceIgnoreFilter`, over the gitignore
+//! matcher fluxcd/pkg copied from go-git v5.16.4):
+//!
+//! - `.sourceignore` files, in every directory but `.git` (a directory reached through a
+//!   symbolic link is not descended into), each scoped to its directory, deeper files last;
+//! - `.git/`, `.gitignore`, `.gitmodules`, `.gitattributes`, always;
+//! - only when no `.sourceignore` pattern exists at all, the defaults: images and archives
+//!   (`*.png`, `*.zip`, ...), CI files (`.github/`, `cloudbuild.yaml`, ...), `.sops.yaml`,
+//!   `.flux.yaml`, `.goreleaser.yml`.
+//!
+//! Every path is matched on its own (an excluded directory's files are matched again), the
+//! last matching pattern deciding. The bootstrap GitRepository that `flux_bootstrap_git`
+//! writes sets no `spec.ignore`, so nothing else applies.
+
+use camino::{Utf8Path, Utf8PathBuf};
+
+use super::BuildError;
+use crate::root::source::{Kind, Source};
+
+mod index;
+
+pub const IGNORE_FILE: &str = ".sourceignore";
+const EXCLUDE_VCS: &str = ".git/,.gitignore,.gitmodules,.gitattributes";
+const EXCLUDE_EXT: &str = "*.jpg,*.jpeg,*.gif,*.png,*.wmv,*.flv,*.tar.gz,*.zip";
+const EXCLUDE_CI: &str = ".github/,.circleci/,.travis.yml,.gitlab-ci.yml,appveyor.yml,.drone.yml,cloudbuild.yaml,codeship-services.yml,codeship-steps.yml";
+const EXCLUDE_EXTRA: &str = "**/.goreleaser.yml,**/.sops.yaml,**/.flux.yaml";
+
+/// Where a pattern was written, for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A line of a `.sourceignore` file (repository-relative).
+    File { path: Utf8PathBuf, line: usize },
+    /// source-controller's exclusions of version-control files, always in force.
+    Vcs,
+    /// source-controller's default exclusions, in force when no `.sourceignore` pattern is.
+    Default,
+}
+
+/// One gitignore pattern (go-git's `pattern`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    /// The directory it applies in, as path components below the repository root.
+    domain: Vec<Vec<u8>>,
+    parts: Vec<Vec<u8>>,
+    /// How each of `parts` is matched: most are a name or `*.ext` (the defaults are), which
+    /// need no glob matcher.
+    kinds: Vec<PartKind>,
+    inclusion: bool,
+    dir_only: bool,
+    is_glob: bool,
+    pub text: String,
+    pub origin: Origin,
+}
+
+/// A pattern part by what matching it takes; `go_match` answers the same for every name (a
+/// component, so without `/`), tested below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartKind {
+    /// No `*`, `?`, `[` or `\`: the name itself.
+    Literal,
+    /// `*` then a literal: a name ending so.
+    Suffix,
+    Glob,
+}
+
+impl PartKind {
+    fn of(part: &[u8]) -> PartKind {
+        let meta = |b: &u8| matches!(b, b'*' | b'?' | b'[' | b'\\');
+        match part.split_first() {
+            _ if !part.iter().any(meta) => PartKind::Literal,
+            Some((b'*', rest)) if !rest.iter().any(meta) => PartKind::Suffix,
+            _ => PartKind::Glob,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MatchResult {
+    NoMatch,
+    Exclude,
+    Include,
+}
+
+impl Pattern {
+    /// gitignore.ParsePattern.
+    pub fn parse(p: &[u8], domain: &[Vec<u8>], origin: Origin) -> Pattern {
+        let text = String::from_utf8_lossy(p).into_owned();
+        let mut p = p;
+        let mut inclusion = false;
+        if let Some(rest) = p.strip_prefix(b"!") {
+            inclusion = true;
+            p = rest;
+        }
+        if !p.ends_with(b"\\ ") {
+            while let Some(rest) = p.strip_suffix(b" ") {
+                p = rest;
+            }
+        }
+        let mut dir_only = false;
+        if let Some(rest) = p.strip_suffix(b"/") {
+            dir_only = true;
+            p = rest;
+        }
+        let parts: Vec<Vec<u8>> = p.split(|b| *b == b'/').map(<[u8]>::to_vec).collect();
+        Pattern {
+            domain: domain.to_vec(),
+            kinds: parts.iter().map(|part| PartKind::of(part)).collect(),
+            parts,
+            inclusion,
+            dir_only,
+            is_glob: p.contains(&b'/'),
+            text,
+            origin,
+        }
+    }
+
+    fn matches(&self, path: &[&[u8]], is_dir: bool) -> MatchResult {
+        if path.len() <= self.domain.len()
+            || self
+                .domain
+                .iter()
+                .zip(path)
+                .any(|(d, p)| d.as_slice() != *p)
+        {
+            return MatchResult::NoMatch;
+        }
+        let path = &path[self.domain.len()..];
+        let hit = if self.is_glob {
+            self.glob_match(path, is_dir)
+        } else {
+            self.simple_name_match(path, is_dir)
+        };
+        match (hit, self.inclusion) {
+            (false, _) => MatchResult::NoMatch,
+            (true, true) => MatchResult::Include,
+            (true, false) => MatchResult::Exclude,
+        }
+    }
+
+    /// `go_match(parts[i], name)`, without the glob matcher where the part needs none.
+    fn part_match(&self, i: usize, name: &[u8]) -> Result<bool, ()> {
+        let part = &self.parts[i];
+        match self.kinds[i] {
+            PartKind::Literal => Ok(part.as_slice() == name),
+            PartKind::Suffix => Ok(name.ends_with(&part[1..])),
+            PartKind::Glob => go_match(part, name),
+        }
+    }
+
+    fn simple_name_match(&self, path: &[&[u8]], is_dir: bool) -> bool {
+        for (i, name) in path.iter().enumerate() {
+            match self.part_match(0, name) {
+                Err(()) => return false,
+                Ok(false) => continue,
+                Ok(true) => {}
+            }
+            if self.dir_only && !is_dir && i == path.len() - 1 {
+                return false;
+            }
+            return true;
+        }
+        false
+    }
+
+    fn glob_match(&self, mut path: &[&[u8]], is_dir: bool) -> bool {
+        let mut matched = false;
+        let mut can_traverse = false;
+        for (i, pattern) in self.parts.iter().enumerate() {
+            if pattern.is_empty() {
+                can_traverse = false;
+                continue;
+            }
+            if pattern == b"**" {
+                if i == self.parts.len() - 1 {
+                    break;
+                }
+                can_traverse = true;
+                continue;
+            }
+            if pattern.windows(2).any(|w| w == b"**") {
+                return false;
+            }
+            if path.is_empty() {
+                return false;
+            }
+            if can_traverse {
+                can_traverse = false;
+                while let Some((e, rest)) = path.split_first() {
+                    path = rest;
+                    match self.part_match(i, e) {
+                        Err(()) => return false,
+                        Ok(true) => {
+                            matched = true;
+                            break;
+                        }
+                        Ok(false) if path.is_empty() => matched = false,
+                        Ok(false) => {}
+                    }
+                }
+            } else {
+                match self.part_match(i, path[0]) {
+                    Ok(true) => {}
+                    _ => return false,
+                }
+                matched = true;
+                path = &path[1..];
+            }
+        }
+        if matched && self.dir_only && !is_dir && path.is_empty() {
+            matched = false;
+        }
+        matched
+    }
+}
+
+/// The patterns in force for a repository, lowest priority first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Matcher {
+    patterns: Vec<Pattern>,
+    /// `patterns` by the names they match (made from them: equal patterns, equal indexes).
+    index: index::Index,
+}
+
+impl Matcher {
+    fn new(patterns: Vec<Pattern>) -> Matcher {
+        Matcher {
+            index: index::Index::new(&patterns),
+            patterns,
+        }
+    }
+
+    /// Whether any pattern re-includes paths (`!...`).
+    pub fn has_inclusions(&self) -> bool {
+        self.patterns.iter().any(|p| p.inclusion)
+    }
+
+    /// The pattern that excludes `rel` (repository-relative) from the artifact, if one does.
+    pub fn excluded_by(&self, rel: &Utf8Path, is_dir: bool) -> Option<&Pattern> {
+        let parts = components(rel.as_str());
+        let last = &self.patterns[self.index.last_match(&self.patterns, &parts, is_dir)?];
+        (!last.inclusion).then_some(last)
+    }
+
+    /// [`Matcher::excluded_by`] by trying each pattern from the last (what the index answers).
+    #[cfg(test)]
+    fn excluded_by_each(&self, rel: &Utf8Path, is_dir: bool) -> Option<&Pattern> {
+        let parts = components(rel.as_str());
+        self.patterns
+            .iter()
+            .rev()
+            .find_map(|p| match p.matches(&parts, is_dir) {
+                MatchResult::NoMatch => None,
+                MatchResult::Exclude => Some(Some(p)),
+                MatchResult::Include => Some(None),
+            })
+            .flatten()
+    }
+}
+
+/// `Path::components` of `path` as bytes, by splitting its text (the std iterator costs more
+/// than the matching on paths this short): a leading `/` or `.` kept as a component, empty
+/// and other `.` segments dropped.
+fn components(path: &str) -> Vec<&[u8]> {
+    let mut out = Vec::with_capacity(8);
+    let mut segments = path.split('/');
+    if path.starts_with('/') {
+        out.push(&b"/"[..]);
+        segments.next();
+    } else if path == "." || path.starts_with("./") {
+        out.push(&b"."[..]);
+        segments.next();
+    }
+    out.extend(
+        segments
+            .filter(|s| !s.is_empty() && *s != ".")
+            .map(str::as_bytes),
+    );
+    out
+}
+
+fn split_list(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',')
+}
+
+/// The matcher source-controller archives a GitRepository with (no `spec.ignore`).
+pub fn load(source: &Source, root: &Utf8Path) -> Result<Matcher, BuildError> {
+    let mut found = Vec::new();
+    load_dir(source, root, root, &[], &mut found)?;
+    let parse = |list: &'static str, origin: Origin| {
+        split_list(list).map(move |p| Pattern::parse(p.as_bytes(), &[], origin.clone()))
+    };
+    let mut patterns: Vec<Pattern> = parse(EXCLUDE_VCS, Origin::Vcs).collect();
+    // SourceIgnoreFilter: the defaults only apply when no pattern was found.
+    if found.is_empty() {
+        for list in [EXCLUDE_EXT, EXCLUDE_CI, EXCLUDE_EXTRA] {
+            patterns.extend(parse(list, Origin::Default));
+        }
+    }
+    patterns.extend(found);
+    Ok(Matcher::new(patterns))
+}
+
+/// sourceignore.LoadIgnorePatterns: this directory's file, then each sub-directory's (in
+/// name order, depth first), `.git` and symbolic links left out.
+fn load_dir(
+    source: &Source,
+    root: &Utf8Path,
+    dir: &Utf8Path,
+    domain: &[Vec<u8>],
+    out: &mut Vec<Pattern>,
+) -> Result<(), BuildError> {
+    let rel = |p: &Utf8Path| p.strip_prefix(root).unwrap_or(p).to_path_buf();
+    // Listed first: the disk's store then knows a directory without a .sourceignore without
+    // asking for it (errors are still told in the order below).
+    let listed = source.read_dir(root, dir);
+    let file = dir.join(IGNORE_FILE);
+    match source.kind(root, &file) {
+        Ok(Kind::Link) => {
+            return Err(BuildError::Invalid {
+                file: rel(&file),
+                message: "is a symbolic link; source-controller reads .sourceignore files through links, cellgen does not follow them (commit the file itself)".into(),
+            });
+        }
+        Ok(Kind::File) => {
+            let bytes = source.read(root, &file).map_err(|source| BuildError::Io {
+                path: rel(&file),
+                source,
+            })?;
+            out.extend(read_patterns(&bytes, domain, &rel(&file)));
+        }
+        // A directory named .sourceignore opens but reads nothing; no file, no patterns.
+        _ => {}
+    }
+    let io = |source| BuildError::Io {
+        path: rel(dir),
+        source,
+    };
+    let mut subdirs = Vec::new();
+    for (name, kind) in listed.map_err(io)? {
+        if kind == Kind::Dir && name != ".git" {
+            // A directory whose name is not UTF-8 may hold a .sourceignore Flux reads: an error
+            // naming where, never patterns silently missed.
+            match name.into_string() {
+                Ok(name) => subdirs.push(name),
+                Err(name) => {
+                    return Err(BuildError::NotUtf8Name {
+                        dir: rel(dir),
+                        name: name.to_string_lossy().into_owned(),
+                    });
+                }
+            }
+        }
+    }
+    // os.ReadDir sorts by name.
+    subdirs.sort();
+    for name in subdirs {
+        let mut sub = domain.to_vec();
+        sub.push(name.as_bytes().to_vec());
+        load_dir(source, root, &dir.join(&name), &sub, out)?;
+    }
+    Ok(())
+}
+
+/// sourceignore.ReadPatterns: one pattern a line, `#` comments and blank lines skipped.
+/// bufio.Scanner stops (silently) at a line longer than its 64 KiB buffer.
+fn read_patterns(bytes: &[u8], domain: &[Vec<u8>], file: &Utf8Path) -> Vec<Pattern> {
+    const MAX_LINE: usize = 64 * 1024 - 1;
+    let mut out = Vec::new();
+    let mut lines = bytes.split(|b| *b == b'\n').enumerate().peekable();
+    while let Some((n, line)) = lines.next() {
+        let last = lines.peek().is_none();
+        if last && line.is_empty() {
+            break;
+        }
+        if line.len() > MAX_LINE + usize::from(last) {
+            break;
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let blank = String::from_utf8_lossy(line).trim().is_empty();
+        if line.starts_with(b"#") || blank {
+            continue;
+        }
+        let origin = Origin::File {
+            path: file.to_path_buf(),
+            line: n + 1,
+        };
+        out.push(Pattern::parse(line, domain, origin));
+    }
+    out
+}
+
+/// One UTF-8 character of `s` (Go's utf8.DecodeRune: an invalid byte is U+FFFD, length 1).
+fn decode(s: &[u8]) -> (char, usize) {
+    let len = match s.first() {
+        None => return (char::REPLACEMENT_CHARACTER, 0),
+        Some(b) if *b < 0x80 => 1,
+        Some(b) if *b >= 0xf0 => 4,
+        Some(b) if *b >= 0xe0 => 3,
+        Some(_) => 2,
+    };
+    match s.get(..len).and_then(|c| std::str::from_utf8(c).ok()) {
+        Some(c) => (c.chars().next().unwrap_or(char::REPLACEMENT_CHARACTER), len),
+        None => (char::REPLACEMENT_CHARACTER, 1),
+    }
+}
+
+/// Go's path/filepath.Match on one path component (Unix: `\` escapes). `Err` is
+/// ErrBadPattern, which the gitignore matcher takes as no match.
+pub fn go_match(mut pattern: &[u8], mut name: &[u8]) -> Result<bool, ()> {
+    // The shapes of source-controller's defaults and of most patterns, a plain name or `*` and a
+    // plain suffix, answered directly (the same answers; `check` matches every path it reads).
+    let plain = |p: &[u8]| !p.iter().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'));
+    if plain(pattern) {
+        return Ok(pattern == name);
+    }
+    if let Some(suffix) = pattern.strip_prefix(b"*")
+        && plain(suffix)
+    {
+        return Ok(name
+            .strip_suffix(suffix)
+            .is_some_and(|head| !head.contains(&b'/')));
+    }
+    'pattern: while !pattern.is_empty() {
+        let (star, chunk, rest) = scan_chunk(pattern);
+        pattern = rest;
+        if star && chunk.is_empty() {
+            return Ok(!name.contains(&b'/'));
+        }
+        let (t, ok, err) = match_chunk(chunk, name);
+        if ok && (t.is_empty() || !pattern.is_empty()) {
+            name = t;
+            continue;
+        }
+        if err {
+            return Err(());
+        }
+        if star {
+            let mut i = 0;
+            while i < name.len() && name[i] != b'/' {
+                let (t, ok, err) = match_chunk(chunk, &name[i + 1..]);
+                if ok {
+                    if pattern.is_empty() && !t.is_empty() {
+                        i += 1;
+                        continue;
+                    }
+                    name = t;
+                    continue 'pattern;
+                }
+                if err {
+                    return Err(());
+                }
+                i += 1;
+            }
+        }
+        // The rest of the pattern must still be well-formed.
+        while !pattern.is_empty() {
+            let (_, chunk, rest) = scan_chunk(pattern);
+            pattern = rest;
+            if match_chunk(chunk, b"").2 {
+                return Err(());
+            }
+        }
+        return Ok(false);
+    }
+    Ok(name.is_empty())
+}
+
+fn scan_chunk(mut pattern: &[u8]) -> (bool, &[u8], &[u8]) {
+    let mut star = false;
+    while let Some(rest) = pattern.strip_prefix(b"*") {
+        pattern = rest;
+        star = true;
+    }
+    let mut in_range = false;
+    let mut i = 0;
+    while i < pattern.len() {
+        match pattern[i] {
+            b'\\' if i + 1 < pattern.len() => i += 1,
+            b'[' => in_range = true,
+            b']' => in_range = false,
+            b'*' if !in_range => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    (star, &pattern[..i], &pattern[i..])
+}
+
+/// Go's matchChunk: (rest of `s`, matched, bad pattern).
+fn match_chunk<'s>(mut chunk: &[u8], mut s: &'s [u8]) -> (&'s [u8], bool, bool) {
+    let mut failed = false;
+    while !chunk.is_empty() {
+        if !failed && s.is_empty() {
+            failed = true;
+        }
+        match chunk[0] {
+            b'[' => {
+                let mut r = char::REPLACEMENT_CHARACTER;
+                if !failed {
+                    let (c, n) = decode(s);
+                    r = c;
+                    s = &s[n..];
+                }
+                chunk = &chunk[1..];
+                let mut negated = false;
+                if chunk.first() == Some(&b'^') {
+                    negated = true;
+                    chunk = &chunk[1..];
+                }
+                let mut matched = false;
+                let mut nrange = 0;
+                loop {
+                    if chunk.first() == Some(&b']') && nrange > 0 {
+                        chunk = &chunk[1..];
+                        break;
+                    }
+                    let Some((lo, rest)) = get_esc(chunk) else {
+                        return (b"", false, true);
+                    };
+                    chunk = rest;
+                    let mut hi = lo;
+                    if chunk[0] == b'-' {
+                        let Some((h, rest)) = get_esc(&chunk[1..]) else {
+                            return (b"", false, true);
+                        };
+                        hi = h;
+                        chunk = rest;
+                    }
+                    if lo <= r && r <= hi {
+                        matched = true;
+                    }
+                    nrange += 1;
+                }
+                if matched == negated {
+                    failed = true;
+                }
+            }
+            b'?' => {
+                if !failed {
+                    if s[0] == b'/' {
+                        failed = true;
+                    }
+                    let (_, n) = decode(s);
+                    s = &s[n..];
+                }
+                chunk = &chunk[1..];
+            }
+            c => {
+                let c = if c == b'\\' {
+                    chunk = &chunk[1..];
+                    match chunk.first() {
+                        Some(c) => *c,
+                        None => return (b"", false, true),
+                    }
+                } else {
+                    c
+                };
+                if !failed {
+                    if c != s[0] {
+                        failed = true;
+                    }
+                    s = &s[1..];
+                }
+                chunk = &chunk[1..];
+            }
+        }
+    }
+    if failed {
+        return (b"", false, false);
+    }
+    (s, true, false)
+}
+
+/// Go's getEsc: one (possibly escaped) character of a class, which may not end the pattern.
+fn get_esc(mut chunk: &[u8]) -> Option<(char, &[u8])> {
+    match chunk.first() {
+        None | Some(b'-') | Some(b']') => return None,
+        Some(b'\\') => {
+            chunk = &chunk[1..];
+            if chunk.is_empty() {
+                return None;
+            }
+        }
+        Some(_) => {}
+    }
+    let (r, n) = decode(chunk);
+    if r == char::REPLACEMENT_CHARACTER && n == 1 {
+        return None;
+    }
+    let rest = &chunk[n..];
+    if rest.is_empty() {
+        return None;
+    }
+    Some((r, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_filepath_match() {
+        let m = |p: &str, n: &str| go_match(p.as_bytes(), n.as_bytes());
+        // Cases from Go's path/filepath match_test.go.
+        assert_eq!(m("abc", "abc"), Ok(true));
+        assert_eq!(m("*", "abc"), Ok(true));
+        assert_eq!(m("*c", "abc"), Ok(true));
+        assert_eq!(m("a*", "a"), Ok(true));
+        assert_eq!(m("a*", "abc"), Ok(true));
+        assert_eq!(m("a*", "ab/c"), Ok(false));
+        assert_eq!(m("a*/b", "abc/b"), Ok(true));
+        assert_eq!(m("a*b*c*d*e*/f", "axbxcxdxe/f"), Ok(true));
+        assert_eq!(m("a*b?c*x", "abxbbxdbxebxczzx"), Ok(true));
+        assert_eq!(m("a*b?c*x", "abxbbxdbxebxczzy"), Ok(false));
+        assert_eq!(m("ab[c]", "abc"), Ok(true));
+        assert_eq!(m("ab[b-d]", "abc"), Ok(true));
+        assert_eq!(m("ab[e-g]", "abc"), Ok(false));
+        assert_eq!(m("ab[^c]", "abc"), Ok(false));
+        assert_eq!(m("ab[^b-d]", "abc"), Ok(false));
+        assert_eq!(m("ab[^e-g]", "abc"), Ok(true));
+        assert_eq!(m("a\\*b", "a*b"), Ok(true));
+        assert_eq!(m("a\\*b", "ab"), Ok(false));
+        assert_eq!(m("a?b", "a☺b"), Ok(true));
+        assert_eq!(m("a[^a]b", "a☺b"), Ok(true));
+        assert_eq!(m("a???b", "a☺b"), Ok(false));
+        assert_eq!(m("[a-ζ]*", "α"), Ok(true));
+        assert_eq!(m("*[a-ζ]", "A"), Ok(false));
+        assert_eq!(m("a?b", "a/b"), Ok(false));
+        assert_eq!(m("a*b", "a/b"), Ok(false));
+        assert_eq!(m("[\\]a]", "]"), Ok(true));
+        assert_eq!(m("[\\-]", "-"), Ok(true));
+        assert_eq!(m("[x\\-]", "z"), Ok(false));
+        assert_eq!(m("[\\-x]", "a"), Ok(false));
+        assert_eq!(m("[]a]", "]"), Err(()));
+        assert_eq!(m("[-]", "-"), Err(()));
+        assert_eq!(m("[x-]", "x"), Err(()));
+        assert_eq!(m("[a-b-c]", "a"), Err(()));
+        assert_eq!(m("\\", "a"), Err(()));
+        assert_eq!(m("[x-]", "z"), Err(()));
+        assert_eq!(m("[-x]", "a"), Err(()));
+        assert_eq!(m("[", "a"), Err(()));
+        assert_eq!(m("[^", "a"), Err(()));
+        assert_eq!(m("[^bc", "a"), Err(()));
+        assert_eq!(m("a[", "a"), Err(()));
+        assert_eq!(m("a[", "ab"), Err(()));
+        assert_eq!(m("a[", "x"), Err(()));
+        assert_eq!(m("a/b[", "x"), Err(()));
+        assert_eq!(m("*x", "xxx"), Ok(true));
+        // The direct answers for plain names and `*suffix`, against the general matcher's.
+        assert_eq!(m("", ""), Ok(true));
+        assert_eq!(m("", "a"), Ok(false));
+        assert_eq!(m("abc", "abcd"), Ok(false));
+        assert_eq!(m("*.tar.gz", "x.tar.gz"), Ok(true));
+        assert_eq!(m("*.tar.gz", ".tar.gz"), Ok(true));
+        assert_eq!(m("*.tar.gz", "x.tar.gzip"), Ok(false));
+        assert_eq!(m("*/b", "a/b"), Ok(true));
+        assert_eq!(m("*/b", "a/c/b"), Ok(false));
+        assert_eq!(m("*", "a/b"), Ok(false));
+        for (p, n) in [
+            ("abc", "abc"),
+            ("abc", "abd"),
+            ("*.png", "a.png"),
+            ("*.png", "a/b.png"),
+            ("*.png", "png"),
+            ("*b", "a/b"),
+        ] {
+            let general = |p: &[u8], n: &[u8]| {
+                // The general path: a pattern with a class that matches only its own byte.
+                let mut q = Vec::new();
+                for b in p {
+                    if *b == b'*' {
+                        q.push(b'*')
+                    } else {
+                        q.extend([b'[', *b, b']'])
+                    }
+                }
+                go_match(&q, n)
+            };
+            assert_eq!(m(p, n), general(p.as_bytes(), n.as_bytes()), "{p} {n}");
+        }
+    }
+
+    #[test]
+    fn components_split_as_path_does() {
+        for path in [
+            "",
+            ".",
+            "./",
+            "./a",
+            "a/./b",
+            "a//b/",
+            "/",
+            "/a",
+            "//a/./b/.",
+            "a/..",
+            "..",
+            ".a/b.",
+            "a/b/c.yaml",
+        ] {
+            let std: Vec<&[u8]> = Utf8Path::new(path)
+                .components()
+                .map(|c| c.as_os_str().as_encoded_bytes())
+                .collect();
+            assert_eq!(components(path), std, "{path:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_parts_match_as_go_does(
+            part in "[*]?[a-c.?*\\\\\\[\\]]{0,4}",
+            name in "[a-c.*?\\[\\]]{0,5}",
+        ) {
+            let p = Pattern::parse(part.as_bytes(), &[], Origin::Default);
+            if !p.parts[0].contains(&b'/') {
+                proptest::prop_assert_eq!(
+                    p.part_match(0, name.as_bytes()),
+                    go_match(&p.parts[0], name.as_bytes())
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_index_finds_the_pattern_each_pattern_tried_finds(
+            lines in proptest::collection::vec(
+                "!?(/|\\*\\*/)?(a|b|ab|\\*|\\*b|a\\*|\\?b|\\[ab\\]|\\.git)(/(a|b|\\*|\\*\\*))?/?",
+                0..8,
+            ),
+            scoped in proptest::collection::vec(0usize..3, 0..8),
+            path in "(a|b|ab|bb|\\.git|x)(/(a|b|ab|bb|\\.git|x)){0,3}",
+            is_dir: bool,
+        ) {
+            let domains: [&[Vec<u8>]; 3] = [&[], &[b"a".to_vec()], &[b"a".to_vec(), b"b".to_vec()]];
+            let patterns = lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    let domain = domains[scoped.get(i).copied().unwrap_or(0)];
+                    Pattern::parse(l.as_bytes(), domain, Origin::Default)
+                })
+                .collect();
+            let m = Matcher::new(patterns);
+            let path = Utf8Path::new(&path);
+            proptest::prop_assert_eq!(
+                m.excluded_by(path, is_dir).map(|p| &p.text),
+                m.excluded_by_each(path, is_dir).map(|p| &p.text)
+            );
+        }
+    }
+
+    fn matcher(files: &[(&str, &str)]) -> (tempfile::TempDir, Matcher) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        let m = load(&Source::disk(root), root).unwrap();
+        (dir, m)
+    }
+
+    fn excluded(m: &Matcher, path: &str) -> bool {
+        m.excluded_by(Utf8Path::new(path), false).is_some()
+    }
+
+    #[test]
+    fn defaults_apply_only_without_patterns() {
+        let (_d, m) = matcher(&[("a/keep.yaml", "")]);
+        for path in [
+            "logo.png",
+            "a/b/logo.png",
+            ".github/workflows/ci.yaml",
+            "a/cloudbuild.yaml",
+            "a/.sops.yaml",
+            ".git/config",
+            "a/.gitignore",
+        ] {
+            assert!(excluded(&m, path), "{path}");
+        }
+        assert!(!excluded(&m, "a/keep.yaml"));
+        assert!(!excluded(&m, "a/cloudbuild.yml"));
+        // Any pattern replaces the defaults (but not the VCS ones).
+        let (_d, m) = matcher(&[(".sourceignore", "# only comments count as none\n*.md\n")]);
+        assert!(excluded(&m, "README.md"));
+        assert!(!excluded(&m, "logo.png"));
+        assert!(!excluded(&m, ".github/workflows/ci.yaml"));
+        assert!(excluded(&m, ".gitattributes"));
+    }
+
+    #[test]
+    fn scoped_patterns_and_negation() {
+        let (_d, m) = matcher(&[
+            (
+                ".sourceignore",
+                "/terraform/\napps/*.yaml\n!apps/keep.yaml\n",
+            ),
+            ("sub/.sourceignore", "secret.yaml\r\n"),
+            ("x/.sourceignore", "**/deep/\n"),
+        ]);
+        assert!(excluded(&m, "terraform/main.tf"));
+        assert!(!excluded(&m, "a/terraform/main.tf"));
+        assert!(excluded(&m, "apps/a.yaml"));
+        assert!(!excluded(&m, "apps/keep.yaml"));
+        assert!(excluded(&m, "apps/a.yaml/b"));
+        assert!(excluded(&m, "sub/secret.yaml"));
+        assert!(excluded(&m, "sub/z/secret.yaml"));
+        assert!(!excluded(&m, "secret.yaml"));
+        assert!(excluded(&m, "x/a/deep/f.yaml"));
+        assert!(!excluded(&m, "deep/f.yaml"));
+        let by = m
+            .excluded_by(Utf8Path::new("sub/secret.yaml"), false)
+            .unwrap();
+        assert_eq!(
+            by.origin,
+            Origin::File {
+                path: "sub/.sourceignore".into(),
+                line: 1
+            }
+        );
+        // A directory-only pattern does not match a file of that name.
+        let (_d, m) = matcher(&[(".sourceignore", "build/\n")]);
+        assert!(!excluded(&m, "build"));
+        assert!(m.excluded_by(Utf8Path::new("build"), true).is_some());
+        assert!(excluded(&m, "build/x.yaml"));
+    }
+}

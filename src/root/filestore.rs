@@ -1,0 +1,603 @@
+//! Each repository file read once per command. `check` reads a cell's files from several
+//! places (the builder, the contract, the secret trace, the VPC check, the conflict-marker
+//! scan), on every core; they all ask this store, which opens a file the first time it is asked
+//! for and keeps what it found: the contents, what the path is, or the error.
+//!
+//! A file is opened without following a symbolic link at its end (`O_NOFOLLOW`, and
+//! `O_NONBLOCK` so that a FIFO is not waited on) and then asked what it is on the open
+//! descriptor: one open, one `fstat` and the reads, instead of `lstat`, `open`, `fstat` for a
+//! size hint. Readers keep their own policy on links: [`FileStore::kind`] and
+//! [`FileStore::contents`] answer without following one (the builder, which refuses links as
+//! Flux's artifact drops them; the secret trace, which follows a link only inside the root),
+//! [`FileStore::read`] follows one, as `std::fs::read` does.
+
+use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::hash::BuildHasher;
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub use crate::root::source::Kind;
+
+/// A file's contents, shared by every reader.
+pub type Bytes = Arc<Vec<u8>>;
+
+/// Keyed by the path's text: hashing and comparing a `Utf8Path` walks its components.
+type Slots = HashMap<Box<str>, Arc<Slot>, foldhash::fast::RandomState>;
+
+const SHARDS: usize = 32;
+
+/// An io error kept to be handed out again (`io::Error` is not `Clone`): the OS error number
+/// when there is one, so the message is the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Failure {
+    Os(i32),
+    Other(io::ErrorKind, String),
+}
+
+impl Failure {
+    fn of(e: &io::Error) -> Failure {
+        match e.raw_os_error() {
+            Some(code) => Failure::Os(code),
+            None => Failure::Other(e.kind(), e.to_string()),
+        }
+    }
+
+    fn error(&self) -> io::Error {
+        match self {
+            Failure::Os(code) => io::Error::from_raw_os_error(*code),
+            Failure::Other(kind, message) => io::Error::new(*kind, message.clone()),
+        }
+    }
+}
+
+/// What opening a path without following a link at its end found.
+#[derive(Debug)]
+struct Opened {
+    kind: Result<Kind, Failure>,
+    /// A regular file's contents (or why it could not be read); the open's error for a path
+    /// that could not be opened (missing, ...); None for a directory, a link or another kind.
+    contents: Option<Result<Bytes, Failure>>,
+}
+
+/// A directory's entries as `std::fs::read_dir` gives them: each name with its kind (or why
+/// it could not be told), and the error that ended the listing early, if one did.
+#[derive(Debug)]
+pub struct Listing {
+    /// Whether the directory could be opened (`std::fs::read_dir` succeeded).
+    pub opened: bool,
+    entries: Vec<(OsString, Result<Kind, Failure>)>,
+    error: Option<Failure>,
+    /// The names of a long listing and where each is in `entries`, to find one without a
+    /// scan (`cells/` lists every cell); a short one is scanned.
+    long: Option<std::collections::HashMap<OsString, usize, foldhash::fast::RandomState>>,
+}
+
+impl Listing {
+    /// Where `name` is in `entries`.
+    fn position(&self, name: &str) -> Option<usize> {
+        match &self.long {
+            Some(names) => names.get(std::ffi::OsStr::new(name)).copied(),
+            None => self.names().position(|n| n == name),
+        }
+    }
+
+    fn holds(&self, name: &str) -> bool {
+        self.position(name).is_some()
+    }
+}
+
+impl Listing {
+    /// The names listed (before an error that ended the listing, as iterating `read_dir` and
+    /// dropping its errors gives them).
+    pub fn names(&self) -> impl Iterator<Item = &OsString> {
+        self.entries.iter().map(|(name, _)| name)
+    }
+
+    /// Each name listed with its kind (or why it could not be told), in the listing's order.
+    pub fn entries(&self) -> impl Iterator<Item = (&OsString, io::Result<Kind>)> {
+        self.entries
+            .iter()
+            .map(|(name, kind)| (name, kind.clone().map_err(|f| f.error())))
+    }
+
+    /// Why the directory could not be opened (when not `opened`), or the error that ended the
+    /// listing after its `entries`.
+    pub fn error(&self) -> Option<io::Error> {
+        self.error.as_ref().map(Failure::error)
+    }
+
+    /// Each entry with its kind, or the first error met (`read_dir`, then each entry's
+    /// `file_type`, in order).
+    pub fn kinds(&self) -> io::Result<Vec<(OsString, Kind)>> {
+        let mut out = Vec::with_capacity(self.entries.len());
+        for (name, kind) in &self.entries {
+            out.push((name.clone(), kind.clone().map_err(|f| f.error())?));
+        }
+        match &self.error {
+            Some(f) => Err(f.error()),
+            None => Ok(out),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    opened: OnceLock<Opened>,
+    /// The contents reached through a link at the end of the path.
+    followed: OnceLock<Result<Bytes, Failure>>,
+    /// What `lstat` says, for a path only asked about (a directory on the way).
+    lstat: OnceLock<Result<Kind, Failure>>,
+    listed: OnceLock<Arc<Listing>>,
+    /// Whether `opened` was answered by the directory's listing (not there), without an open.
+    by_listing: std::sync::atomic::AtomicBool,
+}
+
+impl Slot {
+    /// Whether the path was opened (or read through a link).
+    fn was_opened(&self) -> bool {
+        (self.opened.get().is_some() && !self.by_listing.load(Ordering::Relaxed))
+            || self.followed.get().is_some()
+    }
+}
+
+/// The files of one repository, read once each (see the module's comment). Shared by the
+/// threads of a command.
+#[derive(Debug)]
+pub struct FileStore {
+    root: Utf8PathBuf,
+    canonical: OnceLock<Option<Utf8PathBuf>>,
+    /// Paths by the hash of their name, each shard locked on its own: the cells' threads and
+    /// the repository-wide checks ask at once.
+    shards: Box<[Mutex<Slots>]>,
+    hasher: foldhash::fast::RandomState,
+    /// Files opened, to show each is opened once.
+    opens: AtomicUsize,
+    /// Directories listed.
+    listings: AtomicUsize,
+}
+
+impl FileStore {
+    pub fn new(root: &Utf8Path) -> FileStore {
+        FileStore {
+            root: root.to_path_buf(),
+            canonical: OnceLock::new(),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            hasher: foldhash::fast::RandomState::default(),
+            opens: AtomicUsize::new(0),
+            listings: AtomicUsize::new(0),
+        }
+    }
+
+    /// The root as given.
+    pub fn root(&self) -> &Utf8Path {
+        &self.root
+    }
+
+    /// The root with every link resolved, found once (None when it cannot be, or is not UTF-8).
+    pub fn canonical_root(&self) -> Option<&Utf8Path> {
+        self.canonical
+            .get_or_init(|| self.root.canonicalize_utf8().ok())
+            .as_deref()
+    }
+
+    /// How many times a file was opened.
+    pub fn opens(&self) -> usize {
+        self.opens.load(Ordering::Relaxed)
+    }
+
+    /// The paths opened, sorted.
+    pub fn paths(&self) -> Vec<Utf8PathBuf> {
+        let mut out: Vec<Utf8PathBuf> = self
+            .shards
+            .iter()
+            .flat_map(|shard| {
+                lock(shard)
+                    .iter()
+                    .filter(|(_, s)| s.was_opened())
+                    .map(|(p, _)| Utf8PathBuf::from(p.to_string()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// How many times a directory was listed.
+    pub fn listings(&self) -> usize {
+        self.listings.load(Ordering::Relaxed)
+    }
+
+    /// How many distinct paths were opened.
+    pub fn paths_opened(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|shard| lock(shard).values().filter(|s| s.was_opened()).count())
+            .sum()
+    }
+
+    /// The repository-relative path of `abs` when it is under the root as given or its
+    /// canonical form; None for a path elsewhere.
+    pub fn relative<'a>(&self, abs: &'a Utf8Path) -> Option<&'a Utf8Path> {
+        // The text first (`root/rest`, what joining the root gives): `strip_prefix` walks
+        // components, for the other spellings of the same path.
+        let under = |root: &Utf8Path| {
+            let rest = abs.as_str().strip_prefix(root.as_str())?;
+            match rest.strip_prefix('/') {
+                Some(rest) if !root.as_str().ends_with('/') => Some(Utf8Path::new(rest)),
+                _ if rest.is_empty() => Some(Utf8Path::new("")),
+                _ => None,
+            }
+        };
+        under(&self.root)
+            .or_else(|| under(self.canonical_root()?))
+            .or_else(|| abs.strip_prefix(&self.root).ok())
+            .or_else(|| abs.strip_prefix(self.canonical_root()?).ok())
+    }
+
+    fn slot(&self, rel: &Utf8Path) -> Arc<Slot> {
+        let key = rel.as_str();
+        let shard = self.hasher.hash_one(key) as usize % SHARDS;
+        let mut slots = lock(&self.shards[shard]);
+        if let Some(slot) = slots.get(key) {
+            return slot.clone();
+        }
+        let slot = Arc::new(Slot::default());
+        slots.insert(key.into(), slot.clone());
+        slot
+    }
+
+    /// `f` of the slot of `rel`, opened when first asked for.
+    fn with_opened<T>(&self, rel: &Utf8Path, f: impl FnOnce(&Slot, &Opened) -> T) -> T {
+        let slot = self.slot(rel);
+        let opened = slot.opened.get_or_init(|| {
+            let listed = self.missing_in_listing(rel).or_else(|| {
+                // A directory is only asked what it is (it is listed, never read): its
+                // directory's listing says so without an open, an `fstat` and a close.
+                (self.kind_in_listing(rel) == Some(Kind::Dir)).then_some(Opened {
+                    kind: Ok(Kind::Dir),
+                    contents: None,
+                })
+            });
+            match listed {
+                Some(opened) => {
+                    slot.by_listing.store(true, Ordering::Relaxed);
+                    opened
+                }
+                None => self.open(rel),
+            }
+        });
+        f(&slot, opened)
+    }
+
+    /// `rel` as missing when its directory was listed already without it: the `.sourceignore`
+    /// walk lists every directory before the builds probe the names a kustomization file may
+    /// have. None when the directory was not listed (or not fully).
+    fn missing_in_listing(&self, rel: &Utf8Path) -> Option<Opened> {
+        let (listing, name) = self.parent_listing(rel)?;
+        if listing.holds(name) {
+            return None;
+        }
+        Some(Opened {
+            kind: Ok(Kind::Missing),
+            contents: Some(Err(not_found())),
+        })
+    }
+
+    /// The kind of `rel` as its directory's listing (when listed already) has it.
+    fn kind_in_listing(&self, rel: &Utf8Path) -> Option<Kind> {
+        let (listing, name) = self.parent_listing(rel)?;
+        listing.entries[listing.position(name)?].1.clone().ok()
+    }
+
+    /// The whole listing of `rel`'s directory, when it was listed already, and `rel`'s name.
+    fn parent_listing<'r>(&self, rel: &'r Utf8Path) -> Option<(Arc<Listing>, &'r str)> {
+        // Only the text `join` gives, `parent/name` (or a name at the root).
+        let (parent, name) = rel.as_str().rsplit_once('/').unwrap_or(("", rel.as_str()));
+        if name.is_empty() || name == "." || name == ".." || parent.ends_with('/') {
+            return None;
+        }
+        let listing = self
+            .existing_slot(Utf8Path::new(parent))?
+            .listed
+            .get()?
+            .clone();
+        (listing.opened && listing.error.is_none()).then_some((listing, name))
+    }
+
+    fn existing_slot(&self, rel: &Utf8Path) -> Option<Arc<Slot>> {
+        let key = rel.as_str();
+        let shard = self.hasher.hash_one(key) as usize % SHARDS;
+        lock(&self.shards[shard]).get(key).cloned()
+    }
+
+    fn open(&self, rel: &Utf8Path) -> Opened {
+        let path = crate::root::paths::join(&self.root, rel);
+        self.opens.fetch_add(1, Ordering::Relaxed);
+        match open_nofollow(&path) {
+            Ok(mut file) => match file.metadata() {
+                Ok(meta) if meta.is_file() => Opened {
+                    kind: Ok(Kind::File),
+                    contents: Some(read_all(&mut file, meta.len()).map_err(|e| Failure::of(&e))),
+                },
+                Ok(meta) if meta.is_dir() => Opened {
+                    kind: Ok(Kind::Dir),
+                    contents: None,
+                },
+                Ok(_) => Opened {
+                    kind: Ok(Kind::Other),
+                    contents: None,
+                },
+                Err(e) => Opened {
+                    kind: Err(Failure::of(&e)),
+                    contents: Some(Err(Failure::of(&e))),
+                },
+            },
+            Err(e) if is_missing(&e) => Opened {
+                kind: Ok(Kind::Missing),
+                contents: Some(Err(Failure::of(&e))),
+            },
+            // A link at the end (ELOOP), a socket (ENXIO), a file that may not be read: what
+            // `lstat` says it is.
+            Err(e) => {
+                let failure = Failure::of(&e);
+                match std::fs::symlink_metadata(&path) {
+                    Ok(m) if m.file_type().is_symlink() => Opened {
+                        kind: Ok(Kind::Link),
+                        contents: None,
+                    },
+                    Ok(m) => Opened {
+                        kind: Ok(if m.is_dir() {
+                            Kind::Dir
+                        } else if m.is_file() {
+                            Kind::File
+                        } else {
+                            Kind::Other
+                        }),
+                        contents: Some(Err(failure)),
+                    },
+                    Err(e) if is_missing(&e) => Opened {
+                        kind: Ok(Kind::Missing),
+                        contents: Some(Err(failure)),
+                    },
+                    Err(e) => Opened {
+                        kind: Err(Failure::of(&e)),
+                        contents: Some(Err(failure)),
+                    },
+                }
+            }
+        }
+    }
+
+    /// What `rel` is, a link at its end not followed (as `std::fs::symlink_metadata` says; a
+    /// path that is not there, or under something that is not a directory, is `Missing`).
+    pub fn kind(&self, rel: &Utf8Path) -> io::Result<Kind> {
+        self.with_opened(rel, |_, opened| opened.kind.clone().map_err(|f| f.error()))
+    }
+
+    /// The contents of `rel` when it is a regular file, a link at its end not followed: None
+    /// for a link, a directory or another kind of file; the error when it could not be read.
+    pub fn contents(&self, rel: &Utf8Path) -> Option<io::Result<Bytes>> {
+        self.with_opened(rel, |_, opened| match opened.kind {
+            Ok(Kind::File) => opened.contents.clone().map(|c| c.map_err(|f| f.error())),
+            _ => None,
+        })
+    }
+
+    /// The contents of `rel`, a link followed: what `std::fs::read` gives.
+    pub fn read(&self, rel: &Utf8Path) -> io::Result<Bytes> {
+        self.with_opened(rel, |slot, opened| match (&opened.kind, &opened.contents) {
+            (Ok(Kind::Link), _) => slot
+                .followed
+                .get_or_init(|| {
+                    self.opens.fetch_add(1, Ordering::Relaxed);
+                    std::fs::read(self.root.join(rel))
+                        .map(Arc::new)
+                        .map_err(|e| Failure::of(&e))
+                })
+                .clone()
+                .map_err(|f| f.error()),
+            // A file, or what could not be opened (the open's error, as `std::fs::read`'s).
+            (_, Some(contents)) => contents.clone().map_err(|f| f.error()),
+            (Ok(Kind::Dir), None) => Err(is_a_directory()),
+            // A FIFO or a device: read as before, never kept.
+            _ => {
+                self.opens.fetch_add(1, Ordering::Relaxed);
+                std::fs::read(self.root.join(rel)).map(Arc::new)
+            }
+        })
+    }
+
+    /// `rel` as text, a link followed: what `std::fs::read_to_string` gives (the error for
+    /// text that is not UTF-8 included).
+    pub fn read_to_string(&self, rel: &Utf8Path) -> io::Result<String> {
+        let bytes = self.read(rel)?;
+        String::from_utf8(bytes.as_ref().clone()).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )
+        })
+    }
+
+    /// What `rel` is, as [`FileStore::kind`] says, without opening it when it was not opened
+    /// already: for directories on the way to a file.
+    pub fn lstat(&self, rel: &Utf8Path) -> io::Result<Kind> {
+        let slot = self.slot(rel);
+        if let Some(opened) = slot.opened.get() {
+            return opened.kind.clone().map_err(|f| f.error());
+        }
+        slot.lstat
+            .get_or_init(|| match self.kind_in_listing(rel) {
+                // The listing's kind is the entry's own (`d_type`, or `lstat` where the file
+                // system gives none): what `lstat` would say.
+                Some(kind) => Ok(kind),
+                None => {
+                    lstat(&crate::root::paths::join(&self.root, rel)).map_err(|e| Failure::of(&e))
+                }
+            })
+            .clone()
+            .map_err(|f| f.error())
+    }
+
+    /// The entries of directory `rel`, listed once.
+    pub fn list(&self, rel: &Utf8Path) -> Arc<Listing> {
+        let slot = self.slot(rel);
+        slot.listed
+            .get_or_init(|| {
+                self.listings.fetch_add(1, Ordering::Relaxed);
+                Arc::new(list(&self.root.join(rel)))
+            })
+            .clone()
+    }
+
+    /// Whether directory `rel` (lexically normal, no `..`) is inside the root, links on its way
+    /// resolved: when no component is a link it is, without asking the file system to resolve
+    /// the path; otherwise its canonical form must start with the canonical root. False when
+    /// it is not there.
+    pub fn dir_inside(&self, rel: &Utf8Path) -> bool {
+        let Some(real_root) = self.canonical_root() else {
+            return false;
+        };
+        let mut prefix = Utf8PathBuf::new();
+        for c in rel.components() {
+            let Utf8Component::Normal(name) = c else {
+                return self.resolved_inside(rel, real_root);
+            };
+            prefix.push(name);
+            match self.lstat(&prefix) {
+                Ok(Kind::Dir) => {}
+                Ok(Kind::Link) => return self.resolved_inside(rel, real_root),
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    fn resolved_inside(&self, rel: &Utf8Path, real_root: &Utf8Path) -> bool {
+        self.root
+            .join(rel)
+            .canonicalize()
+            .is_ok_and(|real| real.starts_with(real_root))
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `std::fs::symlink_metadata`'s kind, a path that is not there `Missing`.
+fn lstat(path: &Utf8Path) -> io::Result<Kind> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => Ok(Kind::of(m.file_type())),
+        Err(e) if is_missing(&e) => Ok(Kind::Missing),
+        Err(e) => Err(e),
+    }
+}
+
+fn list(dir: &Utf8Path) -> Listing {
+    let mut listing = Listing {
+        opened: false,
+        long: None,
+        entries: Vec::new(),
+        error: None,
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            listing.error = Some(Failure::of(&e));
+            return listing;
+        }
+    };
+    listing.opened = true;
+    for entry in entries {
+        match entry {
+            Ok(entry) => {
+                let kind = entry.file_type().map(Kind::of).map_err(|e| Failure::of(&e));
+                listing.entries.push((entry.file_name(), kind));
+            }
+            Err(e) => {
+                listing.error = Some(Failure::of(&e));
+                break;
+            }
+        }
+    }
+    if listing.entries.len() > 32 {
+        listing.long = Some(
+            listing
+                .names()
+                .enumerate()
+                .map(|(i, name)| (name.clone(), i))
+                .collect(),
+        );
+    }
+    listing
+}
+
+fn is_missing(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+/// What opening a name a directory does not hold fails with.
+#[cfg(unix)]
+fn not_found() -> Failure {
+    Failure::Os(libc::ENOENT)
+}
+
+#[cfg(not(unix))]
+fn not_found() -> Failure {
+    Failure::Other(io::ErrorKind::NotFound, "not found".into())
+}
+
+#[cfg(unix)]
+fn is_a_directory() -> io::Error {
+    io::Error::from_raw_os_error(libc::EISDIR)
+}
+
+#[cfg(not(unix))]
+fn is_a_directory() -> io::Error {
+    io::Error::new(io::ErrorKind::IsADirectory, "is a directory")
+}
+
+#[cfg(unix)]
+fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Without `O_NOFOLLOW`: a link is found by `lstat` first.
+#[cfg(not(unix))]
+fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
+    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(io::Error::other("a symbolic link"));
+    }
+    std::fs::File::open(path)
+}
+
+/// Reads the size `fstat` gave into a buffer of that size, without the size hint
+/// `Read::read_to_end` asks the file system for, and without a second read to see the end:
+/// the file as it was when it was opened. A file that reports no size is read to the end.
+fn read_all(file: &mut std::fs::File, len: u64) -> io::Result<Bytes> {
+    let mut buf = Vec::new();
+    if len == 0 {
+        file.read_to_end(&mut buf)?;
+    } else {
+        // Into the buffer's spare room, not zeroed first; `take` ends at the size without
+        // asking the file again.
+        buf.reserve_exact(usize::try_from(len).unwrap_or(0));
+        file.take(len).read_to_end(&mut buf)?;
+    }
+    Ok(Arc::new(buf))
+}
+
+#[cfg(test)]
+#[path = "filestore/tests.rs"]
+mod tests;

@@ -1,0 +1,686 @@
+//! Where the builder's files come from: the working tree on disk, or a Git tree held in memory
+//! (`cellgen diff` renders a commit without checking it out). `Fs` reads only through this, so a
+//! build at a commit runs exactly the code a build of the working tree runs.
+//!
+//! A Git tree is listed once with `git ls-tree -r -z`; a file's contents are read when first
+//! asked for, from one `git cat-file --batch` kept open (most files of a commit are never read,
+//! or are compared by object id, see `Source::replays`). The repository is not touched and
+//! nothing is written. Paths are relative to the cellgen
+//! repository root (which may be a sub-directory of the Git work tree: `ls-tree` run there lists
+//! that sub-tree only, relative to it).
+
+use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::root::filestore::FileStore;
+
+/// What a path is, before Flux's artifact rules are applied (see `Fs::entry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Link,
+    /// A device, socket, submodule...: not in Flux's artifact.
+    Other,
+    Missing,
+}
+
+impl Kind {
+    /// What a directory entry or `lstat` says a path is (never `Missing`).
+    pub fn of(t: std::fs::FileType) -> Kind {
+        if t.is_symlink() {
+            Kind::Link
+        } else if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
+}
+
+/// The files of one commit: listed in memory, read on demand.
+#[derive(Debug, Default)]
+pub struct GitTree {
+    /// The commit read, as `git rev-parse` printed it.
+    pub commit: String,
+    files: BTreeMap<Utf8PathBuf, Blob>,
+    /// Where `git cat-file` runs, and the process once started.
+    root: Utf8PathBuf,
+    reader: Mutex<Option<CatFile>>,
+    links: BTreeSet<Utf8PathBuf>,
+    /// Every directory holding an entry (the root excluded).
+    dirs: BTreeSet<Utf8PathBuf>,
+    others: BTreeSet<Utf8PathBuf>,
+    /// Each directory's entries (the root's under ""), sorted by name.
+    children: BTreeMap<Utf8PathBuf, Vec<(OsString, Kind)>>,
+}
+
+/// A regular file of the tree: its object id, and its contents once read.
+#[derive(Debug, Default)]
+struct Blob {
+    oid: String,
+    contents: OnceLock<Result<Vec<u8>, String>>,
+}
+
+/// A `git cat-file --batch` answering one object id at a time.
+#[derive(Debug)]
+struct CatFile {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl CatFile {
+    fn start(root: &Utf8Path) -> io::Result<CatFile> {
+        let mut child = git(root)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        Ok(CatFile {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    fn read(&mut self, oid: &str) -> io::Result<Vec<u8>> {
+        let stdin = self.stdin.as_mut().expect("open until dropped");
+        stdin.write_all(format!("{oid}\n").as_bytes())?;
+        stdin.flush()?;
+        let mut header = String::new();
+        self.stdout.read_line(&mut header)?;
+        // "<oid> blob <size>", or "<oid> missing".
+        let size: usize = header
+            .split_whitespace()
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                io::Error::other(format!(
+                    "`git cat-file --batch` answered `{}` for {oid}",
+                    header.trim()
+                ))
+            })?;
+        let mut body = vec![0; size + 1];
+        self.stdout.read_exact(&mut body)?;
+        body.pop();
+        Ok(body)
+    }
+}
+
+impl Drop for CatFile {
+    fn drop(&mut self) {
+        // Closing its input ends it.
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Why a Git tree could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("`{command}` failed: {message}")]
+    Command { command: String, message: String },
+}
+
+/// A git command in `root` that never pages, prompts or follows replace refs (upgrade reads
+/// history through it too).
+pub(crate) fn git(root: &Utf8Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(root);
+    // Never a pager, never a prompt, never the user's replace refs.
+    cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("GIT_OPTIONAL_LOCKS", "0");
+    cmd
+}
+
+/// Runs `git args` in `root` and returns its standard output.
+pub fn git_output(root: &Utf8Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    let shown = format!("git {}", args.join(" "));
+    let out = git(root)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| GitError::Command {
+            command: shown.clone(),
+            message: e.to_string(),
+        })?;
+    if !out.status.success() {
+        return Err(GitError::Command {
+            command: shown,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(out.stdout)
+}
+
+impl GitTree {
+    /// The tree of commit `rev` below `root` (a directory of a Git work tree).
+    pub fn load(root: &Utf8Path, rev: &str) -> Result<GitTree, GitError> {
+        let spec = format!("{rev}^{{commit}}");
+        let commit = git_output(
+            root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &spec,
+            ],
+        )
+        .map_err(|_| GitError::Command {
+            command: format!("git rev-parse --verify {spec}"),
+            message: format!("`{rev}` is not a commit of this repository"),
+        })?;
+        let commit = String::from_utf8_lossy(&commit).trim().to_string();
+        let listing = git_output(root, &["ls-tree", "-r", "-z", &commit])?;
+        let mut tree = GitTree {
+            commit: commit.clone(),
+            root: root.to_path_buf(),
+            ..GitTree::default()
+        };
+        for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            // "<mode> <type> <oid>\t<path>"
+            let Some(tab) = record.iter().position(|b| *b == b'\t') else {
+                continue;
+            };
+            let meta = String::from_utf8_lossy(&record[..tab]);
+            // A commit's listing is where its paths are first met: UTF-8, or an error naming
+            // the path (lossily: the one way to show it).
+            let path = std::str::from_utf8(&record[tab + 1..]).map_err(|_| GitError::Command {
+                command: format!("git ls-tree -r {commit}"),
+                message: format!(
+                    "the commit has a path that is not valid UTF-8, `{}` (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only",
+                    String::from_utf8_lossy(&record[tab + 1..])
+                ),
+            })?;
+            let mut parts = meta.split(' ');
+            let (mode, oid) = (parts.next().unwrap_or(""), parts.nth(1).unwrap_or(""));
+            let path = Utf8PathBuf::from(path);
+            let mut parent = path.parent();
+            while let Some(p) = parent.filter(|p| !p.as_str().is_empty()) {
+                // A directory already there has its parents there too.
+                if tree.dirs.contains(p) || !tree.dirs.insert(p.to_path_buf()) {
+                    break;
+                }
+                parent = p.parent();
+            }
+            match mode {
+                "120000" => {
+                    tree.links.insert(path);
+                }
+                "100644" | "100755" | "100664" => {
+                    tree.files.insert(
+                        path,
+                        Blob {
+                            oid: oid.to_string(),
+                            contents: OnceLock::new(),
+                        },
+                    );
+                }
+                _ => {
+                    tree.others.insert(path);
+                }
+            }
+        }
+        let mut children: BTreeMap<Utf8PathBuf, BTreeMap<OsString, Kind>> = BTreeMap::new();
+        let entries = (tree.files.keys().map(|p| (p, Kind::File)))
+            .chain(tree.dirs.iter().map(|p| (p, Kind::Dir)))
+            .chain(tree.links.iter().map(|p| (p, Kind::Link)))
+            .chain(tree.others.iter().map(|p| (p, Kind::Other)));
+        for (path, kind) in entries {
+            if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
+                children
+                    .entry(parent.to_path_buf())
+                    .or_default()
+                    .insert(OsString::from(name), kind);
+            }
+        }
+        tree.children = children
+            .into_iter()
+            .map(|(dir, names)| (dir, names.into_iter().collect()))
+            .collect();
+        Ok(tree)
+    }
+
+    fn kind(&self, rel: &Utf8Path) -> Kind {
+        if rel.as_os_str().is_empty() {
+            Kind::Dir
+        } else if self.files.contains_key(rel) {
+            Kind::File
+        } else if self.dirs.contains(rel) {
+            Kind::Dir
+        } else if self.links.contains(rel) {
+            Kind::Link
+        } else if self.others.contains(rel) {
+            Kind::Other
+        } else {
+            Kind::Missing
+        }
+    }
+
+    /// The contents of file `rel`, read from Git the first time.
+    fn contents(&self, rel: &Utf8Path) -> io::Result<Vec<u8>> {
+        let blob = self.files.get(rel).ok_or_else(not_found)?;
+        let contents = blob.contents.get_or_init(|| {
+            let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+            if reader.is_none() {
+                *reader = Some(CatFile::start(&self.root).map_err(|e| e.to_string())?);
+            }
+            let cat = reader.as_mut().expect("started");
+            cat.read(&blob.oid).map_err(|e| {
+                // A broken exchange leaves the process unusable: start another next time.
+                *reader = None;
+                format!("cannot read {rel} from Git: {e}")
+            })
+        });
+        contents.clone().map_err(io::Error::other)
+    }
+
+    /// Whether file `rel` holds exactly `bytes`: by object id when the repository's hash is
+    /// known, without reading the file from Git.
+    fn holds(&self, rel: &Utf8Path, bytes: &[u8]) -> bool {
+        let Some(blob) = self.files.get(rel) else {
+            return false;
+        };
+        match object_id(bytes, blob.oid.len()) {
+            Some(oid) => oid == blob.oid,
+            None => self.contents(rel).is_ok_and(|c| c == bytes),
+        }
+    }
+
+    fn children(&self, rel: &Utf8Path) -> Vec<(OsString, Kind)> {
+        self.children.get(rel).cloned().unwrap_or_default()
+    }
+}
+
+/// Git's object id of a blob holding `bytes`, in the repository's hash (`hex_len`: 40 for
+/// SHA-1, 64 for SHA-256); `None` for another.
+fn object_id(bytes: &[u8], hex_len: usize) -> Option<String> {
+    use sha1::Digest as _;
+    let header = format!("blob {}\0", bytes.len());
+    let digest: Vec<u8> = match hex_len {
+        40 => {
+            let mut h = sha1::Sha1::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            h.finalize().to_vec()
+        }
+        64 => {
+            let mut h = sha2::Sha256::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            h.finalize().to_vec()
+        }
+        _ => return None,
+    };
+    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Where `Fs` reads from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// The working tree, each file read once (shared with the command's other readers).
+    Disk(Arc<FileStore>),
+    /// A commit's tree, in memory.
+    Tree(Arc<GitTree>),
+}
+
+impl Source {
+    /// The working tree at `root`, read through a store of its own.
+    pub fn disk(root: &Utf8Path) -> Source {
+        Source::Disk(Arc::new(FileStore::new(root)))
+    }
+}
+
+/// What `abs` is, a link at its end not followed: `std::fs::symlink_metadata` for a path
+/// outside the store's root.
+fn disk_kind(abs: &Utf8Path) -> io::Result<Kind> {
+    match std::fs::symlink_metadata(abs) {
+        Ok(m) if m.file_type().is_symlink() => Ok(Kind::Link),
+        Ok(m) if m.is_dir() => Ok(Kind::Dir),
+        Ok(m) if m.is_file() => Ok(Kind::File),
+        Ok(_) => Ok(Kind::Other),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(Kind::Missing)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The entries of directory `abs` with their kinds, for a path outside the store's root.
+fn list_disk(abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(abs)? {
+        let entry = entry?;
+        out.push((entry.file_name(), Kind::of(entry.file_type()?)));
+    }
+    Ok(out)
+}
+
+fn not_found() -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, "not in the Git tree")
+}
+
+/// `abs` relative to `root`, for a Git tree (paths are lexically normal there).
+fn relative<'a>(root: &Utf8Path, abs: &'a Utf8Path) -> Cow<'a, Utf8Path> {
+    let rel = abs.strip_prefix(root).unwrap_or(abs);
+    if rel.components().any(|c| matches!(c, Component::CurDir)) {
+        Cow::Owned(
+            rel.components()
+                .filter(|c| !matches!(c, Component::CurDir))
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(rel)
+    }
+}
+
+/// One read a build made through a [`Source`], and what it saw. A build reads nothing else
+/// (the kustomize code reads only through `Fs`, and `Fs` only through `Source`), so a build
+/// whose reads all answer the same on another source builds the same there: `cellgen diff`
+/// builds an unchanged layer once for the base and the working tree (`render::BuildCache`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    Kind {
+        root: Utf8PathBuf,
+        abs: Utf8PathBuf,
+        seen: Result<Kind, IoError>,
+    },
+    Read {
+        root: Utf8PathBuf,
+        abs: Utf8PathBuf,
+        seen: Result<Vec<u8>, IoError>,
+    },
+    /// Entries sorted by name (the disk lists them in no fixed order).
+    ReadDir {
+        root: Utf8PathBuf,
+        abs: Utf8PathBuf,
+        seen: Result<Vec<(OsString, Kind)>, IoError>,
+    },
+}
+
+/// An I/O error as a build reports it: its kind and message.
+pub type IoError = (io::ErrorKind, String);
+
+fn io_error(e: impl std::borrow::Borrow<io::Error>) -> IoError {
+    let e = e.borrow();
+    (e.kind(), e.to_string())
+}
+
+thread_local! {
+    /// The reads of the recording under way on this thread (builds run on one thread each).
+    static LOG: RefCell<Option<Vec<Access>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` and returns what it read through any [`Source`] on this thread.
+pub fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<Access>) {
+    let outer = LOG.with(|l| l.borrow_mut().replace(Vec::new()));
+    let out = f();
+    let log = LOG
+        .with(|l| std::mem::replace(&mut *l.borrow_mut(), outer))
+        .unwrap_or_default();
+    // An enclosing recording saw these reads too.
+    LOG.with(|l| {
+        if let Some(outer) = l.borrow_mut().as_mut() {
+            outer.extend(log.iter().cloned());
+        }
+    });
+    (out, log)
+}
+
+/// Adds `access` to the recording under way, if any: for answers a caller remembers instead of
+/// asking again (`Fs` knows which directories hold no link).
+pub fn note(access: impl FnOnce() -> Access) {
+    LOG.with(|l| {
+        if let Some(log) = l.borrow_mut().as_mut() {
+            log.push(access());
+        }
+    });
+}
+
+fn sorted(mut entries: Vec<(OsString, Kind)>) -> Vec<(OsString, Kind)> {
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries
+}
+
+impl Source {
+    /// Whether every read of `log` answers the same on this source.
+    pub fn replays(&self, log: &[Access]) -> bool {
+        log.iter().all(|access| match access {
+            Access::Kind { root, abs, seen } => {
+                self.kind_unrecorded(root, abs).map_err(io_error) == *seen
+            }
+            Access::Read { root, abs, seen } => match self {
+                // Compared in place: the tree is in memory.
+                Source::Tree(tree) if seen.is_ok() => {
+                    tree.holds(&relative(root, abs), seen.as_deref().unwrap_or_default())
+                }
+                _ => {
+                    let now = self.read_unrecorded(root, abs).map_err(io_error);
+                    now.as_deref() == seen.as_deref()
+                }
+            },
+            Access::ReadDir { root, abs, seen } => {
+                self.read_dir_unrecorded(root, abs)
+                    .map(sorted)
+                    .map_err(io_error)
+                    == *seen
+            }
+        })
+    }
+
+    /// What `abs` (under `root`) is, without following a symbolic link.
+    pub fn kind(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
+        let out = self.kind_unrecorded(root, abs);
+        note(|| Access::Kind {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(|k| *k).map_err(io_error),
+        });
+        out
+    }
+
+    /// [`Source::kind`] of a directory on the way to a path: the disk's store asks `lstat`
+    /// rather than opening it, since nothing of it is read.
+    pub fn kind_on_the_way(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
+        let out = match self {
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.lstat(rel),
+                None => disk_kind(abs),
+            },
+            Source::Tree(_) => self.kind_unrecorded(root, abs),
+        };
+        note(|| Access::Kind {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(|k| *k).map_err(io_error),
+        });
+        out
+    }
+
+    pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
+        let out = self.read_unrecorded(root, abs);
+        note(|| Access::Read {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(Clone::clone).map_err(io_error),
+        });
+        out
+    }
+
+    /// The entries of directory `abs`, unsorted for the disk.
+    pub fn read_dir(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
+        let out = self.read_dir_unrecorded(root, abs);
+        note(|| Access::ReadDir {
+            root: root.to_path_buf(),
+            abs: abs.to_path_buf(),
+            seen: out.as_ref().map(|e| sorted(e.clone())).map_err(io_error),
+        });
+        out
+    }
+
+    fn kind_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
+        match self {
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.kind(rel),
+                None => disk_kind(abs),
+            },
+            Source::Tree(tree) => Ok(tree.kind(&relative(root, abs))),
+        }
+    }
+
+    fn read_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
+        match self {
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.read(rel).map(|bytes| bytes.as_ref().clone()),
+                None => std::fs::read(abs),
+            },
+            Source::Tree(tree) => tree.contents(&relative(root, abs)),
+        }
+    }
+
+    fn read_dir_unrecorded(
+        &self,
+        root: &Utf8Path,
+        abs: &Utf8Path,
+    ) -> io::Result<Vec<(OsString, Kind)>> {
+        match self {
+            Source::Disk(files) => match files.relative(abs) {
+                Some(rel) => files.list(rel).kinds(),
+                None => list_disk(abs),
+            },
+            Source::Tree(tree) => {
+                let rel = relative(root, abs);
+                match tree.kind(&rel) {
+                    Kind::Dir => Ok(tree.children(&rel)),
+                    _ => Err(not_found()),
+                }
+            }
+        }
+    }
+
+    /// A repository file (`rel` to `root`) as text, when it is a regular UTF-8 file.
+    pub fn read_text(&self, root: &Utf8Path, rel: &Utf8Path) -> Option<String> {
+        let abs = root.join(rel);
+        if self.kind(root, &abs).ok()? != Kind::File {
+            return None;
+        }
+        String::from_utf8(self.read(root, &abs).ok()?).ok()
+    }
+
+    /// The sub-directories of `rel` (names not starting with a dot), sorted.
+    pub fn list_dirs(&self, root: &Utf8Path, rel: &Utf8Path) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .read_dir(root, &root.join(rel))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, kind)| *kind == Kind::Dir)
+            // Always UTF-8 in a commit's tree (checked when it is loaded); a working tree's
+            // directories are listed by `repo::list_dirs`, which refuses other names.
+            .filter_map(|(name, _)| name.into_string().ok())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// Writes `text` to `rel` under `root` for a test, making the directories on the way.
+#[cfg(test)]
+pub(crate) fn write_for_test(root: &Utf8Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().expect("a file below the root")).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Runs git in `root` with a fixed identity for a test, failing it when git fails.
+#[cfg(test)]
+pub(crate) fn git_for_test(root: &Utf8Path, args: &[&str]) -> String {
+    let out = git(root)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("git prints UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use git_for_test as git;
+
+    /// A file's object id is Git's, in either hash, so an unchanged file is never read from Git.
+    #[test]
+    fn object_ids_are_gits_and_reads_replay_by_them() {
+        for format in ["sha1", "sha256"] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = Utf8Path::from_path(dir.path())
+                .unwrap()
+                .canonicalize_utf8()
+                .unwrap();
+            git(&root, &["init", "-q", &format!("--object-format={format}")]);
+            std::fs::write(root.join("a.yaml"), "a: 1\n").unwrap();
+            std::fs::write(root.join("b.yaml"), "b: 1\n").unwrap();
+            git(&root, &["add", "-A"]);
+            git(&root, &["commit", "-q", "-m", "one"]);
+            let oid = git(&root, &["hash-object", "a.yaml"]);
+            assert_eq!(object_id(b"a: 1\n", oid.trim().len()).unwrap(), oid.trim());
+            std::fs::write(root.join("b.yaml"), "b: 2\n").unwrap();
+            let (_, reads) = recording(|| {
+                for name in ["a.yaml", "b.yaml", "c.yaml"] {
+                    let _ = Source::disk(&root).read(&root, &root.join(name));
+                }
+            });
+            let tree = Source::Tree(Arc::new(GitTree::load(&root, "HEAD").unwrap()));
+            assert!(tree.replays(&reads[..1]), "{format}");
+            assert!(!tree.replays(&reads[1..2]), "{format}: b.yaml changed");
+            assert!(
+                !tree.replays(&reads[2..]),
+                "{format}: c.yaml is missing on both, with other messages"
+            );
+            // Nothing was read from Git for that: the first read starts `git cat-file`.
+            let Source::Tree(t) = &tree else {
+                unreachable!()
+            };
+            assert!(t.reader.lock().unwrap().is_none());
+            assert_eq!(tree.read(&root, &root.join("b.yaml")).unwrap(), b"b: 1\n");
+            assert!(t.reader.lock().unwrap().is_some());
+        }
+    }
+
+    /// Reads inside a recording are seen by an enclosing one too.
+    #[test]
+    fn recordings_nest() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        std::fs::write(root.join("a"), "x").unwrap();
+        let ((_, inner), outer) =
+            recording(|| recording(|| Source::disk(root).read(root, &root.join("a"))));
+        assert_eq!(inner.len(), 1);
+        assert_eq!(inner, outer);
+    }
+}
