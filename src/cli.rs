@@ -345,6 +345,10 @@ pub struct RepoArgs {
     #[arg(long, value_name = "BRANCH")]
     pub git_branch: Option<String>,
 
+    /// File of the Git host's SSH keys, known_hosts lines (`ssh-keyscan <host> > FILE`, fingerprints checked against what the host publishes); github.com's published keys are the default for a github.com URL.
+    #[arg(long, value_name = "FILE")]
+    pub git_known_hosts_file: Option<String>,
+
     /// S3 bucket for Terraform state (default: give it at `terraform init`).
     #[arg(long, value_name = "BUCKET")]
     pub state_bucket: Option<String>,

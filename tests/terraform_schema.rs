@@ -3,13 +3,15 @@
 //! would, every reference resolved, and `terraform fmt -check` clean: for every catalog component
 //! alone and all together, with and without the egress gateway, and for a repository-defined
 //! component. The checker itself (tests/support/terraform) is fed broken stacks here, so it is
-//! known to fail.
+//! known to fail. Each stack's FluxInstance is checked against the flux-instance chart and the
+//! FluxInstance CRD too (tests/support/flux_instance.rs, schemas/flux-operator).
 
 mod support;
 
 use std::fs;
 use std::path::Path;
 
+use support::flux_instance::flux_instance;
 use support::terraform::facts::{admits, facts};
 use support::terraform::{check_files, check_files_with, check_stack};
 use support::*;
@@ -57,7 +59,17 @@ fn assert_stacks_valid(root: &Path, cells: &[String]) {
         .collect();
     let mut problems = Vec::new();
     let parsed = hcl_parse_dirs(&dirs.iter().map(|d| d.as_path()).collect::<Vec<_>>());
+    let settings: serde_json::Value =
+        yaml_serde::from_str(&read(&root.join("cellgen.yaml"))).unwrap();
     for ((cell, dir), parsed) in cells.iter().zip(&dirs).zip(&parsed) {
+        // The FluxInstance it hands the Flux Operator, as the chart and the API server read it.
+        if let Err(refused) = flux_instance(parsed, &settings) {
+            problems.extend(
+                refused
+                    .into_iter()
+                    .map(|p| format!("terraform/cells/{cell}/flux.tf: {p}")),
+            );
+        }
         assert!(
             parsed
                 .as_object()
@@ -792,4 +804,133 @@ fn terraform_fmt_check_fails_on_an_unformatted_stack() {
     )
     .unwrap();
     terraform_fmt_check(dir.path()).unwrap();
+}
+
+#[test]
+fn the_checker_refuses_ephemeral_values_where_terraform_stores_them() {
+    let stack_with = |secret: &str| {
+        stack(&[
+            ("versions.tf", VERSIONS),
+            (
+                "main.tf",
+                &format!(
+                    "variable \"key\" {{\n  type      = string\n  ephemeral = true\n}}\n\nlocals {{\n  wrapped = {{ identity = var.key }}\n}}\n\n{secret}"
+                ),
+            ),
+        ])
+    };
+    let write_only = "resource \"kubernetes_secret_v1\" \"s\" {\n  metadata {\n    name = \"s\"\n  }\n  data_wo          = local.wrapped\n  data_wo_revision = 1\n}\n";
+    let problems = stack_with(write_only);
+    assert!(
+        problems.is_empty(),
+        "false positives:\n{}",
+        problems.join("\n")
+    );
+    let p =
+        stack_with(&write_only.replace("data_wo          = local.wrapped", "data = local.wrapped"));
+    assert_reports(
+        &p,
+        &[
+            "`kubernetes_secret_v1.s.data` reads the ephemeral `local.wrapped`",
+            "not a write-only attribute",
+        ],
+    );
+    let p = stack_with(&write_only.replace("    name = \"s\"", "    name = var.key"));
+    assert_reports(
+        &p,
+        &["`kubernetes_secret_v1.s.metadata` reads the ephemeral `var.key`"],
+    );
+    let p = stack_with("output \"k\" {\n  value = var.key\n}\n");
+    assert_reports(&p, &["output `k` reads the ephemeral `var.key`"]);
+    assert!(
+        stack_with("output \"k\" {\n  value     = var.key\n  ephemeral = true\n}\n").is_empty()
+    );
+}
+
+#[test]
+fn the_checker_reads_removed_and_import_blocks_as_terraform_does() {
+    let removed =
+        "removed {\n  from = helm_release.old\n\n  lifecycle {\n    destroy = false\n  }\n}\n";
+    let problems = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        ("gone.tf", removed),
+    ]);
+    assert!(
+        problems.is_empty(),
+        "false positives:\n{}",
+        problems.join("\n")
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "gone.tf",
+            &removed.replace("helm_release.old", "helm_release.cilium"),
+        ),
+    ]);
+    assert_reports(
+        &p,
+        &["`helm_release.cilium` is removed but its resource block still exists"],
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "gone.tf",
+            &removed.replace("helm_release.old", "random_password.old"),
+        ),
+    ]);
+    assert_reports(
+        &p,
+        &["provider `random`, which required_providers does not pin"],
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "gone.tf",
+            &removed.replace("destroy = false", "destroy = false\n    keep = true"),
+        ),
+    ]);
+    assert_reports(&p, &["`removed.lifecycle` takes only `destroy`"]);
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "gone.tf",
+            &removed.replace("  from = helm_release.old\n", ""),
+        ),
+    ]);
+    assert_reports(&p, &["a `removed` block lacks `from`"]);
+    let import = "import {\n  to = helm_release.cilium\n  id = \"kube-system/cilium\"\n}\n";
+    assert!(
+        stack(&[
+            ("versions.tf", VERSIONS),
+            ("main.tf", VALID),
+            ("in.tf", import)
+        ])
+        .is_empty()
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "in.tf",
+            &import.replace("helm_release.cilium", "helm_release.other"),
+        ),
+    ]);
+    assert_reports(
+        &p,
+        &["`import.to` names `helm_release.other`, which is not declared"],
+    );
+    let p = stack(&[
+        ("versions.tf", VERSIONS),
+        ("main.tf", VALID),
+        (
+            "in.tf",
+            &import.replace("  id = \"kube-system/cilium\"\n", ""),
+        ),
+    ]);
+    assert_reports(&p, &["an `import` block lacks `id`"]);
 }

@@ -63,6 +63,7 @@ pub const CODES: &[(&str, Severity)] = &[
     ("unseen-source", Severity::Warning),
     ("not-rendered", Severity::Warning),
     ("unused-key", Severity::Warning),
+    ("leftover-bootstrap", Severity::Warning),
     // `verify` only: a real ConfigMap against the contract.
     ("cell-mismatch", Severity::Error),
     ("not-identifier", Severity::Error),

@@ -52,6 +52,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
     if let Some(bucket) = &args.state_bucket {
         validate_bucket(bucket)?;
     }
+    let git_known_hosts = resolve_known_hosts(session, args, &git_url)?;
     let state_region = resolve_state_region(session, args)?;
     let admin_role_arns = resolve_admin_roles(session, args)?;
     let public_endpoint_cidrs = resolve_public_endpoint_cidrs(session, args)?;
@@ -66,6 +67,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         admin_role_arns,
         public_endpoint_cidrs,
         dns_zones,
+        git_known_hosts,
     };
     if settings.admin_role_arns.is_empty() {
         eprintln!(
@@ -236,6 +238,54 @@ fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> R
         }
         .into()
     })
+}
+
+/// The Git host's SSH keys the clusters verify it with (`git.known_hosts`): the file given, else
+/// github.com's published keys for a github.com URL, else a file asked for on a terminal.
+fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Result<Vec<String>> {
+    use crate::model::flux_settings::{default_known_hosts, known_hosts_name, known_hosts_problem};
+    let host = known_hosts_name(url).unwrap_or_default();
+    let how = format!(
+        "write the host's keys with `ssh-keyscan {host} > known_hosts`, check their fingerprints (`ssh-keygen -lf known_hosts`) against what {host} publishes, and pass --git-known-hosts-file known_hosts"
+    );
+    let read = |file: &str| -> Result<Vec<String>, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+        if let Some((_, problem)) = known_hosts_problem(&text, url) {
+            return Err(format!("{file}: {problem}"));
+        }
+        Ok(crate::model::flux_settings::known_hosts_lines(&text))
+    };
+    if let Some(file) = &args.git_known_hosts_file {
+        return read(file).map_err(|reason| {
+            CellgenError::InvalidFlag {
+                flag: "--git-known-hosts-file".into(),
+                reason: format!("{reason}; {how}"),
+            }
+            .into()
+        });
+    }
+    if let Some(lines) = default_known_hosts(url) {
+        return Ok(lines);
+    }
+    if session.prompter.interactive() {
+        eprintln!("Flux verifies {host} by its SSH keys: {how}.");
+        loop {
+            let file = session
+                .prompter
+                .input("File of the Git host's SSH keys (known_hosts lines)", None)?;
+            match read(file.trim()) {
+                Ok(lines) => return Ok(lines),
+                Err(reason) => eprintln!("{reason}"),
+            }
+        }
+    }
+    Err(CellgenError::MissingInput {
+        what: format!(
+            "the SSH keys of {host}, which Flux verifies the host with (cellgen knows github.com's only; write them with `ssh-keyscan {host} > known_hosts` and check their fingerprints, `ssh-keygen -lf known_hosts`, against what {host} publishes)"
+        ),
+        flag: "--git-known-hosts-file <file>".into(),
+    }
+    .into())
 }
 
 fn resolve_state_region(session: &mut Session, args: &RepoArgs) -> Result<Option<String>> {
@@ -421,7 +471,7 @@ fn origin_remote(dir: &Utf8Path) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// Flux bootstraps over SSH with a deploy key, so the URL must be `ssh://`; the scp-like and
+/// Flux reads the repository over SSH with a deploy key, so the URL must be `ssh://`; the scp-like and
 /// https forms of the same repository are rewritten to it.
 pub fn normalise_git_url(url: &str) -> Result<String, String> {
     let url = url.trim();

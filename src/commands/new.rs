@@ -24,6 +24,10 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
             for (flag, given) in [
                 ("--git-url", args.repo.git_url.is_some()),
                 ("--git-branch", args.repo.git_branch.is_some()),
+                (
+                    "--git-known-hosts-file",
+                    args.repo.git_known_hosts_file.is_some(),
+                ),
                 ("--state-bucket", args.repo.state_bucket.is_some()),
                 ("--state-region", args.repo.state_region.is_some()),
                 ("--admin-role-arn", args.repo.admin_role_arns.is_some()),
@@ -45,6 +49,15 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                     "Using the cellgen repository at {} (its cellgen.yaml is the nearest above {}).",
                     root, session.start
                 );
+            }
+            // Every cell's flux.tf reads these (settings.tf); cellgen.yaml before 0.3.0 has neither.
+            if repo.config.flux.is_none() || repo.config.git.known_hosts.is_none() {
+                return Err(CellgenError::MalformedConfig {
+                    path: root.join(CONFIG_FILE),
+                    line: None,
+                    message: "has no `flux:` section or no `git.known_hosts` (it was written by cellgen 0.2.0 or older), and a cell's flux.tf reads both: run `cellgen upgrade` first, which adds them and moves the existing cells to the Flux Operator".into(),
+                }
+                .into());
             }
             (Plan::new(&root), repo.config, None)
         }
@@ -90,6 +103,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         )?,
         egress_gateway: resolve_egress(session, &args, known.egress_gateway)?,
         vpc_cidr: resolve_vpc_cidr(&args, &config, plan.root(), &cell.name)?,
+        forget_flux_bootstrap: known.forget_flux_bootstrap,
     };
     let config = pin_node_image(
         &mut plan,
@@ -498,10 +512,13 @@ fn print_next_steps(cell: &str, add: &[String], needs_bucket: bool, branch: &str
         "\nCell {cell} is ready. Next steps:\n  \
          1. Review and commit: git add {add} && git commit -m \"Add cell {cell}\"\n  \
          2. Open a pull request; CI runs `cellgen check` on it. Merge to {branch}: Flux syncs cells/{cell} from there.\n  \
-         3. Create the cell, as a role listed in cluster_access.admin_role_arns of cellgen.yaml:\n       \
+         3. Flux reads the repository with a deploy key WITHOUT write access (once per repository):\n       \
+            ssh-keygen -t ed25519 -N '' -C flux-read-only -f flux-read-only\n       \
+            then add flux-read-only.pub to the repository's deploy keys, \"Allow write access\" left off.\n  \
+         4. Create the cell, as a role listed in cluster_access.admin_role_arns of cellgen.yaml:\n       \
             cd terraform/cells/{cell}\n       \
             terraform init{backend}\n       \
-            export TF_VAR_flux_git_ssh_private_key=\"$(cat <deploy-key-file>)\"\n       \
+            export TF_VAR_flux_git_ssh_private_key=\"$(cat <path-to>/flux-read-only)\"\n       \
             terraform apply"
     );
 }

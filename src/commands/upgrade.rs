@@ -109,6 +109,12 @@ fn print_report(report: &Report, dry_run: bool, changed: bool) {
             println!("  {}: {}", notice.setting, notice.message);
         }
     }
+    if !report.steps.is_empty() {
+        println!("\nFlux moves from flux_bootstrap_git to the Flux Operator; by hand:");
+        for (i, step) in report.steps.iter().enumerate() {
+            println!("  {}. {step}", i + 1);
+        }
+    }
     if !dry_run && changed {
         println!(
             "\nNext: review the changes (`git diff`), run `cellgen check`, commit, and open a pull request. Then, in each cell's terraform/cells/<cell>, `terraform init -upgrade` (add -reconfigure if its backend.tf changed) and `terraform plan` before `terraform apply`."

@@ -57,6 +57,9 @@ pub struct Config {
     /// The hosted zones external-dns and cert-manager may change, per environment (read by their Terraform at plan time).
     #[serde(default)]
     pub dns: Option<crate::model::platform::DnsSettings>,
+    /// The Flux every cell runs, installed by the Flux Operator (read by each cell's settings.tf at plan time).
+    #[serde(default)]
+    pub flux: Option<crate::model::flux_settings::FluxSettings>,
     /// Shared layers, in order: each cell gets one Flux Kustomization per layer.
     #[schemars(length(min = 1))]
     pub layers: Vec<Layer>,
@@ -72,11 +75,14 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitSource {
-    /// ssh:// URL of the repository (flux_bootstrap_git commits to it, the GitRepository reads it).
+    /// ssh:// URL of the repository Flux reads (with a read-only deploy key).
     pub url: String,
     /// Branch Flux syncs from.
     #[serde(default = "default_branch")]
     pub branch: String,
+    /// SSH keys of the Git host, as known_hosts lines (what `ssh-keyscan <host>` prints): the cluster verifies the host with them.
+    #[serde(default)]
+    pub known_hosts: Option<String>,
 }
 
 /// Defaults for new cells.
@@ -515,6 +521,7 @@ impl Config {
                 ),
             ));
         }
+        self.validate_flux(text, path)?;
         if let Some(karpenter) = &self.karpenter {
             for (env, alias) in &karpenter.ami_alias {
                 if !self.environments.contains(env) {
@@ -568,6 +575,24 @@ impl Config {
                 .map_err(fail)?;
         }
         Ok(())
+    }
+
+    /// Flux's settings (the pinned releases, the Git host's keys), when present: cellgen.yaml
+    /// from before 0.3.0 has neither until `cellgen upgrade` adds them.
+    fn validate_flux(&self, text: &str, path: &Utf8Path) -> Result<(), CellgenError> {
+        use crate::model::flux_settings::{known_hosts_problem, settings_problem};
+        let problem = self.flux.as_ref().and_then(settings_problem).or_else(|| {
+            let hosts = self.git.known_hosts.as_ref()?;
+            known_hosts_problem(hosts, &self.git.url)
+        });
+        match problem {
+            Some((needle, message)) => Err(CellgenError::MalformedConfig {
+                path: path.to_path_buf(),
+                line: line_of(text, &needle),
+                message,
+            }),
+            None => Ok(()),
+        }
     }
 
     pub fn layer(&self, name: &str) -> Option<&Layer> {

@@ -7,6 +7,7 @@ pub mod cell;
 pub mod cidr;
 pub mod config;
 pub mod contract;
+pub mod flux_settings;
 pub mod keys;
 pub mod platform;
 pub mod repo;

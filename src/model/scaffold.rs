@@ -30,6 +30,8 @@ pub struct RepoSettings {
     pub public_endpoint_cidrs: Vec<String>,
     /// dns.zones of every environment; none: the section is a commented example.
     pub dns_zones: Vec<String>,
+    /// The Git host's SSH keys, one known_hosts line each (`git.known_hosts`).
+    pub git_known_hosts: Vec<String>,
 }
 
 /// The EKS AMI release a new repository pins Karpenter to outside dev (awslabs/amazon-eks-ami
@@ -189,12 +191,16 @@ pub fn adopt(
         vpc_cidr_pool: String,
         vpc_prefix_length: u8,
         karpenter_ami_aliases: Vec<AmiAlias<'a>>,
+        flux_version: &'static str,
+        flux_operator_version: &'static str,
     }
     let context = Context {
         settings,
         platform: PlatformContext::defaults(&settings.environments, &settings.kubernetes_version)
             .with_dns_zones(&settings.environments, &settings.dns_zones),
         cellgen_version: VERSION,
+        flux_version: crate::model::flux_settings::FLUX_VERSION,
+        flux_operator_version: crate::model::flux_settings::FLUX_OPERATOR_VERSION,
         vpc_cidr_pool: crate::model::config::default_vpc_cidr_pool(),
         vpc_prefix_length: crate::model::config::default_vpc_prefix_length(),
         karpenter_ami_aliases: settings
@@ -295,7 +301,13 @@ pub struct CellInputs {
     pub egress_gateway: bool,
     /// The cell's own VPC block (see `cidr`), recorded in its terraform.tfvars.
     pub vpc_cidr: String,
+    /// Its state may still hold cellgen 0.2.0's `flux_bootstrap_git.this`: the stack forgets it
+    /// (flux-bootstrap-removed.tf) rather than destroy it, which would uninstall Flux.
+    pub forget_flux_bootstrap: bool,
 }
+
+/// The stack file that forgets a cell's `flux_bootstrap_git` ([`CellInputs::forget_flux_bootstrap`]).
+pub const FLUX_BOOTSTRAP_REMOVED: &str = "flux-bootstrap-removed.tf";
 
 #[derive(Serialize)]
 struct LayerContext<'a> {
@@ -320,6 +332,7 @@ struct CellContext<'a> {
     environments: &'a [String],
     kubernetes_version: &'a str,
     egress_gateway: bool,
+    forget_flux_bootstrap: bool,
     vpc_cidr: &'a str,
     vpc_cidr_pool: &'a str,
     git_url: &'a str,
@@ -337,7 +350,7 @@ struct CellContext<'a> {
 
 /// Identities the base keys name: the ConfigMap is written only after them and after Flux.
 const BASE_DEPENDS_ON: &[&str] = &[
-    "flux_bootstrap_git.this",
+    "helm_release.flux_instance",
     "aws_eks_pod_identity_association.app",
 ];
 
@@ -392,6 +405,7 @@ pub fn cell_files(
         environments: &config.environments,
         kubernetes_version: &inputs.kubernetes_version,
         egress_gateway: inputs.egress_gateway,
+        forget_flux_bootstrap: inputs.forget_flux_bootstrap,
         vpc_cidr: &inputs.vpc_cidr,
         vpc_cidr_pool: &config.network.vpc_cidr_pool,
         git_url: &config.git.url,
@@ -446,7 +460,9 @@ pub fn cell_files(
     let tf_dir = cell_terraform_dir(&cell.name);
     for name in templates.names_under("cell/terraform/") {
         let file = name.trim_start_matches("cell/terraform/");
-        if file == "egress.tf" && !inputs.egress_gateway {
+        if (file == "egress.tf" && !inputs.egress_gateway)
+            || (file == FLUX_BOOTSTRAP_REMOVED && !inputs.forget_flux_bootstrap)
+        {
             continue;
         }
         files.insert(tf_dir.join(file), templates.render(&name, &context)?);

@@ -46,6 +46,12 @@ impl StackFacts {
             admin_role_arns: vec!["arn:aws:iam::123456789012:role/admin".into()],
             public_endpoint_cidrs: vec!["203.0.113.0/24".into()],
             dns_zones: Vec::new(),
+            git_known_hosts: vec![format!(
+                "example.com {}",
+                crate::model::flux_settings::GITHUB_KNOWN_HOSTS[0]
+                    .split_once(' ')
+                    .map_or("", |(_, key)| key)
+            )],
         };
         let (repo, _) = scaffold::repo_files(templates, &settings, |_| false)?;
         let config_text = repo
@@ -60,6 +66,7 @@ impl StackFacts {
                 kubernetes_version: default_kubernetes_version(),
                 egress_gateway,
                 vpc_cidr: "10.0.0.0/16".into(),
+                forget_flux_bootstrap: false,
             };
             for (path, text) in scaffold::cell_files(templates, &config, &cell, &inputs)? {
                 if path.extension().is_none_or(|e| e != "tf") {

@@ -28,6 +28,9 @@ pub struct ExistingInputs {
     pub kubernetes_version: Option<String>,
     /// Whether the cell has an egress gateway (egress.tf exists, or cellgen generated it).
     pub egress_gateway: Option<bool>,
+    /// Whether its state may still hold `flux_bootstrap_git.this`: its flux.tf declares it
+    /// (cellgen 0.2.0), or flux-bootstrap-removed.tf, which forgets it, is still there.
+    pub forget_flux_bootstrap: bool,
 }
 
 pub fn existing_inputs(plan: &Plan, cell: &str) -> Result<ExistingInputs, CellgenError> {
@@ -48,9 +51,19 @@ pub fn existing_inputs(plan: &Plan, cell: &str) -> Result<ExistingInputs, Cellge
                     _ => None,
                 })
         });
+    let forget_flux_bootstrap = plan
+        .exists(tf.join(crate::model::scaffold::FLUX_BOOTSTRAP_REMOVED))
+        || plan
+            .read(tf.join("flux.tf"))?
+            .and_then(|text| hcl::parse_body(&text).ok())
+            .is_some_and(|body| {
+                body.get_blocks("resource")
+                    .any(|b| b.has_exact_labels(&["flux_bootstrap_git", "this"]))
+            });
     Ok(ExistingInputs {
         kubernetes_version,
         egress_gateway: Some(egress_gateway),
+        forget_flux_bootstrap,
     })
 }
 

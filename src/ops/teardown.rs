@@ -374,27 +374,41 @@ pub fn cell_steps(config: &Config, cell: &CellName, layers: &[Layer]) -> Vec<Ste
             commands: vec![suspend("flux-system", "flux-system", true)],
         },
     ];
-    if !layers.is_empty() {
+    let delete = |l: &Layer| {
+        format!(
+            "kubectl --namespace {} delete kustomization {} --wait --timeout {}",
+            l.namespace,
+            l.name,
+            delete_timeout(l)
+        )
+    };
+    // The first layer (the last deleted) runs the controllers that delete volumes and load
+    // balancers in AWS: what the layers leave of those goes before it.
+    if let Some((first, others)) = layers.split_last() {
+        if !others.is_empty() {
+            steps.push(Step {
+                title: "Delete the layers, last first; each waits until what it applied is gone (deletionPolicy: WaitForTermination), while the controllers that remove load balancers, volumes and nodes still run".into(),
+                commands: others.iter().map(delete).collect(),
+            });
+        }
         steps.push(Step {
-            title: "Delete the layers, last first; each waits until what it applied is gone (deletionPolicy: WaitForTermination), while the controllers that remove load balancers, volumes and nodes still run".into(),
-            commands: layers
-                .iter()
-                .map(|l| {
-                    format!(
-                        "kubectl --namespace {} delete kustomization {} --wait --timeout {}",
-                        l.namespace,
-                        l.name,
-                        delete_timeout(l)
-                    )
-                })
-                .collect(),
+            title: "Delete what outlives the layers while those controllers still run: volume claims (a StatefulSet's stay after it), LoadBalancer Services and Ingresses (their load balancers keep the VPC)".into(),
+            commands: vec![
+                "kubectl delete persistentvolumeclaims --all --all-namespaces --wait --timeout 10m".into(),
+                "kubectl get services --all-namespaces -o jsonpath='{range .items[?(@.spec.type==\"LoadBalancer\")]}{.metadata.namespace} {.metadata.name}{\"\\n\"}{end}' | while read -r ns name; do kubectl --namespace \"$ns\" delete service \"$name\" --wait --timeout 10m; done".into(),
+                "kubectl delete ingresses --all --all-namespaces --wait --timeout 10m".into(),
+            ],
+        });
+        steps.push(Step {
+            title: format!("Last, the layer those controllers run in ({})", first.name),
+            commands: vec![delete(first)],
         });
     }
     steps.push(Step {
-        title: "Destroy the cell's AWS resources (the stack's tear-down guard refuses while a layer still exists)".into(),
+        title: "Destroy the cell's AWS resources (the stack's tear-down guard refuses while a layer, a PersistentVolume, a LoadBalancer Service or an Ingress still exists)".into(),
         commands: vec![
             init,
-            "export TF_VAR_flux_git_ssh_private_key=\"$(cat <deploy-key-file>)\"".into(),
+            "export TF_VAR_flux_git_ssh_private_key=\"$(cat <path-to>/flux-read-only)\"".into(),
             format!("terraform -chdir={tf} destroy"),
         ],
     });

@@ -25,6 +25,7 @@ impl Templates {
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_keep_trailing_newline(true);
         env.add_filter("pad", pad);
+        env.add_filter("tf_shell_quote", tf_shell_quote);
         for file in all_files(&TEMPLATES) {
             let name = path_of(file);
             if let (Some(name), Some(source)) = (name.strip_suffix(".j2"), file.contents_utf8()) {
@@ -96,9 +97,36 @@ fn pad(value: Value, width: usize) -> String {
     format!("{text:width$}")
 }
 
+/// `{{ text | tf_shell_quote }}`, for a shell script in a Terraform heredoc: one POSIX shell word
+/// that is `text` exactly, in single quotes (a `'` inside becomes `'\''`), with `${` and `%{`
+/// escaped as `$${` and `%%{`, which Terraform turns back into `${` and `%{` rather than
+/// interpolating.
+fn tf_shell_quote(value: Value) -> String {
+    let text = value.to_string();
+    format!("'{}'", text.replace('\'', "'\\''"))
+        .replace("${", "$${")
+        .replace("%{", "%%{")
+}
+
 /// An embedded file's path under templates/: cellgen's own names, UTF-8 (ASCII) by construction.
 fn path_of(file: &'static include_dir::File<'static>) -> &'static str {
     file.path()
         .to_str()
         .expect("the embedded templates have UTF-8 paths")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shell_word_in_a_terraform_heredoc() {
+        let quote = |s: &str| tf_shell_quote(Value::from(s));
+        assert_eq!(quote("apps, then configs"), "'apps, then configs'");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(
+            quote("$(rm -rf /) `x` ${a} %{b}"),
+            "'$(rm -rf /) `x` $${a} %%{b}'"
+        );
+    }
 }

@@ -447,6 +447,85 @@ pub fn cases() -> Vec<Case> {
                 ],
             },
         },
+        // The Git host's keys end up in every cell's Flux Secret.
+        Case {
+            name: "--git-known-hosts-file that is empty",
+            setup: |_| {},
+            args: &[
+                "new",
+                "eu-west-2-prod",
+                "--no-input",
+                "--git-url",
+                "ssh://git@git.example.com/acme/infra.git",
+                "--git-known-hosts-file",
+                "/dev/null",
+            ],
+            expect: Expect::Fails {
+                code: 2,
+                words: &[
+                    "--git-known-hosts-file",
+                    "/dev/null",
+                    "is empty",
+                    "ssh-keyscan git.example.com",
+                ],
+            },
+        },
+        Case {
+            name: "--git-known-hosts-file that does not exist",
+            setup: |_| {},
+            args: &[
+                "new",
+                "eu-west-2-prod",
+                "--no-input",
+                "--git-url",
+                "ssh://git@git.example.com/acme/infra.git",
+                "--git-known-hosts-file",
+                "/nonexistent/known_hosts",
+            ],
+            expect: Expect::Fails {
+                code: 2,
+                words: &[
+                    "--git-known-hosts-file",
+                    "cannot read /nonexistent/known_hosts",
+                ],
+            },
+        },
+        Case {
+            name: "git.known_hosts with a key of another host than git.url's",
+            setup: |root| {
+                cell(root);
+                let path = root.join("cellgen.yaml");
+                let text = read(&path).replace("    github.com ", "    gitlab.com ");
+                std::fs::write(path, text).unwrap();
+            },
+            args: &["list"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "cellgen.yaml:",
+                    "names no key of github.com",
+                    "ssh-keyscan github.com",
+                ],
+            },
+        },
+        Case {
+            name: "git.known_hosts line with a terminal escape in it",
+            setup: |root| {
+                cell(root);
+                let path = root.join("cellgen.yaml");
+                let text = read(&path).replacen(
+                    "    github.com ssh-ed25519 ",
+                    "    github.com ssh-ed25519 \u{1b}[2J",
+                    1,
+                );
+                std::fs::write(path, text).unwrap();
+            },
+            args: &["list"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &["cellgen.yaml:", "control characters are not allowed"],
+            },
+        },
     ]
 }
 

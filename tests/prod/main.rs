@@ -12,6 +12,7 @@ mod admission;
 mod backend;
 mod cilium;
 mod egress;
+mod flux;
 mod karpenter;
 mod network;
 mod nodes;

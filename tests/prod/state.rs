@@ -16,7 +16,6 @@ const SECRET_RESOURCES: &[&str] = &[
 const SECRET_ARGUMENTS: &[(&str, &str)] = &[
     ("kubernetes_secret_v1", "data"),
     ("kubernetes_secret_v1", "binary_data"),
-    ("flux_bootstrap_git", "registry_credentials"),
     ("helm_release", "set_sensitive"),
     ("aws_ssm_parameter", "value"),
 ];
@@ -88,10 +87,19 @@ fn no_secret_valued_attribute_in_any_resource() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 
-    // The deploy key goes to the flux provider only.
-    let provider = &parsed["providers.tf"]["provider"]["flux"][0];
+    // The deploy key goes to the write-only data of the Secret Flux reads Git with, and nowhere
+    // else: no provider is configured with it either.
+    let secret = &parsed["flux.tf"]["resource"]["kubernetes_secret_v1"]["flux_git"][0];
     assert_eq!(
-        provider["git"]["ssh"]["private_key"],
+        secret["data_wo"]["identity"],
         "${var.flux_git_ssh_private_key}"
     );
+    for (file, body) in files {
+        let uses = body
+            .to_string()
+            .matches("var.flux_git_ssh_private_key")
+            .count();
+        let expected = usize::from(file == "flux.tf");
+        assert_eq!(uses, expected, "{file} reads the deploy key {uses} times");
+    }
 }

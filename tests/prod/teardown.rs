@@ -1,56 +1,162 @@
 //! Tear-down: no commit on destroy, layers that wait for what they applied, the guard before Flux goes.
 
+use std::collections::BTreeMap;
+
 use super::*;
 
+/// What each resource and local value of a stack waits for: its `depends_on` and the resources
+/// and locals its arguments read (`${TYPE.NAME...}`, `local.NAME`), by address.
+fn dependencies(parsed: &Value) -> BTreeMap<String, BTreeSet<String>> {
+    let mut declared = BTreeSet::new();
+    for body in parsed.as_object().unwrap().values() {
+        for locals in body["locals"].as_array().into_iter().flatten() {
+            for name in locals.as_object().unwrap().keys() {
+                declared.insert(format!("local.{name}"));
+            }
+        }
+        for (ty, resources) in body["resource"].as_object().into_iter().flatten() {
+            for name in resources.as_object().unwrap().keys() {
+                declared.insert(format!("{ty}.{name}"));
+            }
+        }
+        for name in body["module"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(n, _)| n)
+        {
+            declared.insert(format!("module.{name}"));
+        }
+    }
+    let reads = |text: &str| -> BTreeSet<String> {
+        declared
+            .iter()
+            .filter(|a| {
+                ["${", "("].iter().any(|open| {
+                    ["}", ".", "[", ")", ","]
+                        .iter()
+                        .any(|close| text.contains(&format!("{open}{a}{close}")))
+                })
+            })
+            .cloned()
+            .collect()
+    };
+    let mut out = BTreeMap::new();
+    for body in parsed.as_object().unwrap().values() {
+        for locals in body["locals"].as_array().into_iter().flatten() {
+            for (name, value) in locals.as_object().unwrap() {
+                out.insert(format!("local.{name}"), reads(&value.to_string()));
+            }
+        }
+        for (ty, resources) in body["resource"].as_object().into_iter().flatten() {
+            for (name, instances) in resources.as_object().unwrap() {
+                let mut body = instances[0].clone();
+                // A destroy-time provisioner reads `self` only.
+                body.as_object_mut().unwrap().remove("provisioner");
+                out.insert(format!("{ty}.{name}"), reads(&body.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `from` waits, directly or not, for `to`: then Terraform destroys `from` first.
+fn waits_for(deps: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from.to_string()];
+    while let Some(at) = stack.pop() {
+        for next in deps.get(&at).into_iter().flatten() {
+            if next == to {
+                return true;
+            }
+            if seen.insert(next.clone()) {
+                stack.push(next.clone());
+            }
+        }
+    }
+    false
+}
+
 #[test]
-fn destroy_never_commits_and_refuses_while_layers_exist() {
+fn destroy_never_commits_and_refuses_while_anything_would_outlive_the_cluster() {
     let dir = new_repo(&[&format!("{PROD} --components karpenter")]);
     let root = dir.path();
     let parsed = hcl_parse_dir(&stack_dir(root, PROD));
-    let flux = block(
-        &parsed,
-        "flux.tf",
-        &["resource", "flux_bootstrap_git", "this"],
-    );
-    assert_eq!(
-        flux["delete_git_manifests"], false,
-        "destroy would push an Uninstall Flux commit to the shared branch"
-    );
-    assert!(flux["disable_secret_creation"].is_null());
 
-    // The guard is destroyed before Flux and before every identity: it follows the ConfigMap,
-    // which follows Flux and the identities its keys name.
-    let guard = block(
-        &parsed,
-        "flux.tf",
-        &["resource", "terraform_data", "teardown_guard"],
-    );
-    assert_eq!(
-        strings(&guard["depends_on"]),
-        ["${kubernetes_config_map_v1.cell_metadata}"]
-    );
+    // Destroy order: the guard first, then the ConfigMap and the identities, then the
+    // FluxInstance (its deletion uninstalls Flux: the operator deletes the controllers and the
+    // Flux CRDs), and only then the operator that does that uninstall, and the Secret.
+    let deps = dependencies(&parsed);
+    for (first, then) in [
+        (
+            "terraform_data.teardown_guard",
+            "kubernetes_config_map_v1.cell_metadata",
+        ),
+        (
+            "kubernetes_config_map_v1.cell_metadata",
+            "helm_release.flux_instance",
+        ),
+        (
+            "kubernetes_config_map_v1.cell_metadata",
+            "aws_eks_pod_identity_association.app",
+        ),
+        (
+            "terraform_data.teardown_guard",
+            "helm_release.flux_instance",
+        ),
+        ("helm_release.flux_instance", "helm_release.flux_operator"),
+        (
+            "helm_release.flux_instance",
+            "kubernetes_secret_v1.flux_git",
+        ),
+        (
+            "kubernetes_secret_v1.flux_git",
+            "helm_release.flux_operator",
+        ),
+        ("helm_release.flux_operator", "module.system_node_group"),
+    ] {
+        assert!(
+            waits_for(&deps, first, then),
+            "{first} does not wait for {then}, so Terraform would not destroy it first: {deps:#?}"
+        );
+        assert!(
+            !waits_for(&deps, then, first),
+            "{then} waits for {first}: a cycle"
+        );
+    }
     let metadata = block(
         &parsed,
         "cell-metadata.tf",
         &["resource", "kubernetes_config_map_v1", "cell_metadata"],
     );
-    let waits_for = strings(&metadata["depends_on"]);
-    for needed in [
-        "${flux_bootstrap_git.this}",
-        "${module.karpenter}",
-        "${aws_eks_pod_identity_association.app}",
-    ] {
-        assert!(
-            waits_for.contains(&needed.to_string()),
-            "the ConfigMap does not depend on {needed}"
-        );
-    }
+    assert!(strings(&metadata["depends_on"]).contains(&"${module.karpenter}".to_string()));
+    // The FluxInstance's uninstall is waited for (helm uninstall --wait), long enough for the
+    // operator's own waits (5 minutes for the controllers, 5 for the CRDs).
+    let instance = block(
+        &parsed,
+        "flux.tf",
+        &["resource", "helm_release", "flux_instance"],
+    );
+    assert_eq!(instance["wait"], true);
+    assert!(instance["timeout"].as_u64().unwrap() >= 600, "{instance}");
+
+    let guard = block(
+        &parsed,
+        "flux.tf",
+        &["resource", "terraform_data", "teardown_guard"],
+    );
+    // Its input is what it had in 0.2.0: a new input would replace it on an upgraded cell's
+    // next apply, and the replacement runs the guard.
+    assert_eq!(
+        guard["input"],
+        serde_json::json!({"cluster": "${module.eks.cluster_name}", "region": "${var.region}"})
+    );
     let exec = &guard["provisioner"]["local-exec"][0];
     assert_eq!(exec["when"], "${destroy}");
     assert_eq!(exec["environment"]["CLUSTER"], "${self.input.cluster}");
     let script = exec["command"].as_str().unwrap().replace("$${", "${");
     assert!(
-        script.contains("apps, then configs, then controllers"),
+        script.contains("'Suspend the flux-system Kustomization, then delete apps, then configs, then controllers, waiting for each (README: Tearing a cell down).'"),
         "{script}"
     );
 
@@ -77,47 +183,92 @@ fn destroy_never_commits_and_refuses_while_layers_exist() {
         }
     };
     fake("aws", "exit 0");
+    // A stand-in kubectl that prints the lists the environment gives it, and fails when asked
+    // anything else (a new query needs a look here).
     fake(
         "kubectl",
         r#"case "$*" in
-  *"get crd"*) [ -n "$NO_CRD" ] || echo customresourcedefinition.apiextensions.k8s.io/kustomizations.kustomize.toolkit.fluxcd.io ;;
-  *"get kustomizations"*) echo kustomization.kustomize.toolkit.fluxcd.io/flux-system; printf "$LEFT" ;;
+  *"get crd kustomizations.kustomize.toolkit.fluxcd.io"*) [ -n "${NO_CRD:-}" ] || echo customresourcedefinition.apiextensions.k8s.io/kustomizations.kustomize.toolkit.fluxcd.io ;;
+  *"-n flux-system get kustomizations.kustomize.toolkit.fluxcd.io -o name"*) echo kustomization.kustomize.toolkit.fluxcd.io/flux-system; printf "${LEFT:-}" ;;
+  *"get persistentvolumes -o name"*) printf "${PVS:-}" ;;
+  *"get services --all-namespaces -o jsonpath="*'?(@.spec.type=="LoadBalancer")'*) printf "${LBS:-}" ;;
+  *"get ingresses --all-namespaces -o name"*) printf "${INGRESSES:-}" ;;
+  *) echo "unexpected kubectl $*" >&2; exit 3 ;;
 esac"#,
     );
     let guard_run = |env: &[(&str, &str)]| {
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.arg("-c")
             .arg(&script)
+            .env_clear()
             .env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
-            .env("CLUSTER", PROD)
-            .env("REGION", "eu-west-2")
-            .env_remove("CELLGEN_SKIP_TEARDOWN_GUARD");
+            .env("CLUSTER", "eu-west-2-prod; echo injected")
+            .env("REGION", "eu-west-2");
         for (k, v) in env {
             cmd.env(k, v);
         }
         cmd.output().unwrap()
     };
-    let out = guard_run(&[(
-        "LEFT",
-        "kustomization.kustomize.toolkit.fluxcd.io/configs\\n",
-    )]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && stderr.contains("/configs") && stderr.contains("Refusing"),
-        "{stderr}"
+    let refused = |env: &[(&str, &str)], words: &[&str]| {
+        let out = guard_run(env);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "not refused with {env:?}: {stderr}");
+        for word in words {
+            assert!(stderr.contains(word), "no `{word}` in: {stderr}");
+        }
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("injected"));
+    };
+    refused(
+        &[(
+            "LEFT",
+            "kustomization.kustomize.toolkit.fluxcd.io/configs\\n",
+        )],
+        &[
+            "Refusing to destroy eu-west-2-prod; echo injected while these layers exist",
+            "/configs",
+            "then controllers",
+        ],
     );
-    assert!(
-        guard_run(&[("LEFT", "")]).status.success(),
-        "only flux-system left, yet refused"
+    refused(
+        &[("PVS", "persistentvolume/pvc-0a1b\\n")],
+        &[
+            "PersistentVolumes",
+            "persistentvolume/pvc-0a1b",
+            "delete the claims",
+        ],
     );
+    refused(
+        &[("LBS", "shop/frontend\\n")],
+        &["LoadBalancer Services", "shop/frontend"],
+    );
+    refused(
+        &[("INGRESSES", "ingress.networking.k8s.io/shop\\n")],
+        &["Ingresses", "ingress.networking.k8s.io/shop"],
+    );
+    // Layers are refused first, before anything else is asked.
+    refused(
+        &[("LEFT", "x/apps\\n"), ("PVS", "pv/a\\n")],
+        &["these layers"],
+    );
+    let clean = guard_run(&[]);
+    assert!(
+        clean.status.success(),
+        "only flux-system left, yet refused: {}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    // No Flux CRD (Flux never ran, or is gone): the layers are not asked about, the rest is.
     assert!(
         guard_run(&[("NO_CRD", "1"), ("LEFT", "x")])
             .status
-            .success(),
-        "no Flux CRD, yet refused"
+            .success()
+    );
+    refused(
+        &[("NO_CRD", "1"), ("PVS", "pv/a\\n")],
+        &["PersistentVolumes"],
     );
     let skipped = guard_run(&[
         ("LEFT", "kustomization/apps\\n"),
+        ("PVS", "pv/a\\n"),
         ("CELLGEN_SKIP_TEARDOWN_GUARD", "1"),
     ]);
     assert!(skipped.status.success());

@@ -1,6 +1,8 @@
 //! The part of CEL the vendored Flux CRDs use in `x-kubernetes-validations`: `has(self.a.b)`,
-//! `self.a == 'x'` / `!=`, `!`, `&&`, `||`, parentheses and `true`/`false`. A rule outside this
-//! subset does not parse, and a test keeps every vendored rule inside it.
+//! `self.a == 'x'` / `!=`, a boolean field `self.a`, `!`, `&&`, `||`, parentheses and
+//! `true`/`false`. A rule outside this subset does not parse, and a test keeps every vendored
+//! rule inside it. A transition rule (one that reads `oldSelf`) only runs on an update, which
+//! cellgen never checks: [`is_transition`].
 
 use serde_json::Value;
 
@@ -13,6 +15,8 @@ pub enum Expr {
         equal: bool,
         literal: String,
     },
+    /// A boolean field, `self.a`.
+    Field(Vec<String>),
     Not(Box<Expr>),
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
@@ -160,11 +164,13 @@ impl Parser {
             Some(Token::Ident(id)) if id == "self" => {
                 self.at -= 1;
                 let path = self.path()?;
-                let equal = match self.next() {
+                let equal = match self.peek() {
                     Some(Token::Eq) => true,
                     Some(Token::Ne) => false,
+                    _ if !path.is_empty() => return Ok(Expr::Field(path)),
                     other => return Err(format!("expected == or !=, found {other:?}")),
                 };
+                self.at += 1;
                 match self.next() {
                     Some(Token::Str(literal)) => Ok(Expr::Compare {
                         path,
@@ -194,6 +200,12 @@ impl Parser {
         }
         Ok(path)
     }
+}
+
+/// Whether `rule` compares with the object's previous version (`oldSelf`): the API server runs
+/// such a rule on updates only, never when an object is created.
+pub fn is_transition(rule: &str) -> bool {
+    rule.contains("oldSelf")
 }
 
 /// Parses a rule of the supported subset.
@@ -229,6 +241,10 @@ pub fn eval(expr: &Expr, value: &Value) -> Result<bool, String> {
             let same = v.as_str() == Some(literal.as_str());
             same == *equal
         }
+        Expr::Field(path) => field(value, path)
+            .ok_or_else(|| format!("no such key: {}", path.join(".")))?
+            .as_bool()
+            .ok_or_else(|| format!("{} is not a boolean", path.join(".")))?,
         Expr::Not(e) => !eval(e, value)?,
         // CEL's && and || are commutative about errors; the vendored rules never need that.
         Expr::And(a, b) => eval(a, value)? && eval(b, value)?,
@@ -283,6 +299,24 @@ mod tests {
         );
         assert!(eval(&ne, &json!({"retryInterval": "1m", "name": "x"})).unwrap());
         assert!(eval(&parse("self.a == \"b\"").unwrap(), &json!({"a": "b"})).unwrap());
+
+        // flux-operator's FluxInstance: spec.cluster.
+        let identity = parse(
+            "(has(self.objectLevelWorkloadIdentity) && self.objectLevelWorkloadIdentity) || !has(self.multitenantWorkloadIdentity) || !self.multitenantWorkloadIdentity",
+        )
+        .unwrap();
+        assert!(eval(&identity, &json!({"multitenant": false})).unwrap());
+        assert!(eval(&identity, &json!({"multitenantWorkloadIdentity": false})).unwrap());
+        assert!(!eval(&identity, &json!({"multitenantWorkloadIdentity": true})).unwrap());
+        assert!(
+            eval(
+                &identity,
+                &json!({"multitenantWorkloadIdentity": true, "objectLevelWorkloadIdentity": true})
+            )
+            .unwrap()
+        );
+        assert!(eval(&parse("self.a").unwrap(), &json!({"a": "yes"})).is_err());
+        assert!(is_transition("self == oldSelf") && !is_transition("self.a == 'b'"));
         assert!(eval(&parse("self.a == 'b'").unwrap(), &json!({})).is_err());
     }
 
@@ -291,6 +325,7 @@ mod tests {
         for rule in [
             "self.size() > 1",
             "has(self)",
+            "self",
             "self.a == 1",
             "self.a in ['x']",
             "has(self.a",

@@ -228,6 +228,26 @@ fn check_cells(
         .collect()
 }
 
+/// `cells/<cell>/flux-system/`: the manifests cellgen 0.2.0's `flux_bootstrap_git` committed.
+/// The Flux Operator installs Flux now and the cell's kustomization does not list them, so
+/// nothing applies them; they only mislead (and cellgen did not write them, so it leaves them).
+fn leftover_bootstrap(files: &FileStore, cell: &str, findings: &mut Vec<Finding>) {
+    let dir = crate::model::repo::cell_flux_dir(cell);
+    if files.list(&dir).names().any(|n| n == "flux-system") {
+        findings.push(
+            Finding::warning(
+                "leftover-bootstrap",
+                dir.join("flux-system"),
+                None,
+                format!(
+                    "{dir}/flux-system/ holds the Flux manifests flux_bootstrap_git committed (cellgen 0.2.0); the Flux Operator installs Flux now (terraform/cells/{cell}/flux.tf) and nothing applies this directory: delete it once the cell's stack is applied"
+                ),
+            )
+            .in_cell(cell),
+        );
+    }
+}
+
 /// Renders and checks one cell: its contract, every layer, its Flux objects.
 fn check_cell(
     repo: &Repo,
@@ -243,6 +263,7 @@ fn check_cell(
         ..CellChecked::default()
     };
     let findings = &mut out.findings;
+    leftover_bootstrap(files, cell, findings);
     let loaded = match load_cell(&repo.root, cell, cache) {
         Ok(loaded) => loaded,
         Err(e) => {

@@ -264,13 +264,27 @@ impl Schemas {
     }
 
     fn load() -> Result<Schemas, String> {
-        let mut crds = BTreeMap::new();
         let mut all: serde_json::Map<String, Value> =
             serde_json::from_str(CRDS_JSON).map_err(|e| format!("flux_crds.json: {e}"))?;
+        let mut crds = Vec::new();
         for &file in CRDS {
             let crd = all
                 .remove(file)
                 .ok_or(format!("{file}: not among the vendored CRDs"))?;
+            crds.push((file, crd));
+        }
+        Schemas::compile_all(crds)
+    }
+
+    /// Validators for other CRDs than the embedded Flux ones (`(name, CRD)`, the name for
+    /// messages): the tests check objects cellgen generates for other controllers this way.
+    pub fn from_crds(crds: Vec<(&'static str, Value)>) -> Result<Schemas, String> {
+        Schemas::compile_all(crds)
+    }
+
+    fn compile_all(files: Vec<(&'static str, Value)>) -> Result<Schemas, String> {
+        let mut crds = BTreeMap::new();
+        for (file, crd) in files {
             let group = crd
                 .pointer("/spec/group")
                 .and_then(Value::as_str)

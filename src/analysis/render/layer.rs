@@ -11,7 +11,9 @@ use crate::ports::kustomize::{FluxFields, FluxImage, FluxPatch};
 
 /// The API group of Flux Kustomizations.
 pub const KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
-/// Name and namespace of the GitRepository (and Kustomization) `flux bootstrap` creates.
+/// Name and namespace of the GitRepository and Kustomization that sync a cell: the FluxInstance
+/// names them after its namespace (flux-operator `internal/builder/templates.go`), as `flux
+/// bootstrap` did.
 pub const BOOTSTRAP: &str = "flux-system";
 
 /// A Flux Kustomization of a cell.
@@ -170,7 +172,7 @@ impl FluxLayer {
             unsupported.push(Unsupported {
                 field: "spec.sourceRef".into(),
                 reason: format!(
-                    "it builds from {} {}, and cellgen renders only this repository (the bootstrap GitRepository `{BOOTSTRAP}`)",
+                    "it builds from {} {}, and cellgen renders only this repository (the sync GitRepository `{BOOTSTRAP}`)",
                     source.kind, source.name
                 ),
             });

@@ -13,6 +13,7 @@
 
 mod bases;
 mod files;
+mod flux;
 mod platform;
 mod requests;
 mod settings;
@@ -64,6 +65,8 @@ pub struct Report {
     /// What cellgen.yaml gained.
     pub settings: Vec<String>,
     pub notices: Vec<Notice>,
+    /// What to do by hand once the upgraded stacks are applied (the move off Flux's bootstrap).
+    pub steps: Vec<String>,
     /// Conflict markers left in files from before this run (path, line).
     pub unresolved: Vec<(Utf8PathBuf, usize)>,
 }
@@ -314,6 +317,12 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
         state::track_edits(plan, cell)?;
     }
     report.notices = notices;
+    let bootstrapped: Vec<String> = inputs
+        .iter()
+        .filter(|(_, (_, i))| i.forget_flux_bootstrap)
+        .map(|(cell, _)| cell.clone())
+        .collect();
+    report.steps = flux::steps(&bootstrapped);
     report.unresolved = leftover_markers(plan, &report)?;
     Ok(report)
 }
@@ -398,6 +407,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
         kubernetes_version,
         egress_gateway,
         vpc_cidr,
+        forget_flux_bootstrap: known.forget_flux_bootstrap,
     })
 }
 

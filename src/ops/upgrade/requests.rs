@@ -171,6 +171,9 @@ pub fn repository_requests(
         admin_role_arns: config.cluster_access.admin_role_arns.clone(),
         public_endpoint_cidrs: config.cluster_access.public_endpoint_cidrs.clone(),
         dns_zones: Vec::new(),
+        git_known_hosts: crate::model::flux_settings::known_hosts_lines(
+            config.git.known_hosts.as_deref().unwrap_or_default(),
+        ),
     };
     let (scaffold, _) = scaffold::repo_files(templates, &settings, |_| false)?;
     let mut wanted: Vec<(Utf8PathBuf, String, bool)> = scaffold

@@ -115,6 +115,12 @@ pub fn upgrade(
             blocks.push_str(&section(&rendered, key));
         }
     }
+    // Flux (0.3.0): the releases the Flux Operator installs, and the Git host's keys.
+    if !has("flux") {
+        blocks.push_str(&section(&rendered, "flux"));
+        added.push(super::flux::flux_added());
+    }
+    edited = super::flux::known_hosts(&edited, &config, &mut added)?;
     if !blocks.is_empty() {
         edited = insert_before_top_level(&edited, "layers", &blocks);
     }
@@ -264,8 +270,12 @@ fn render_template(
         vpc_cidr_pool: String,
         vpc_prefix_length: u8,
         karpenter_ami_aliases: Vec<AmiAlias<'a>>,
+        flux_version: &'static str,
+        flux_operator_version: &'static str,
     }
     let context = Context {
+        flux_version: crate::model::flux_settings::FLUX_VERSION,
+        flux_operator_version: crate::model::flux_settings::FLUX_OPERATOR_VERSION,
         settings: RepoSettings {
             git_url: config.git.url.clone(),
             git_branch: config.git.branch.clone(),
@@ -276,6 +286,7 @@ fn render_template(
             admin_role_arns: Vec::new(),
             public_endpoint_cidrs: vec![OPEN_ENDPOINT.to_string()],
             dns_zones: Vec::new(),
+            git_known_hosts: super::flux::template_known_hosts(config),
         },
         platform,
         cellgen_version: crate::model::scaffold::VERSION,

@@ -15,15 +15,19 @@
 //!   constraints;
 //! - every function call names a function of the installed Terraform, with as many arguments as
 //!   it takes; `count` and `for_each` are not both set;
-//! - no two blocks share an address.
+//! - no two blocks share an address;
+//! - `removed` and `import` blocks (see [`refactor`]); ephemeral values only where Terraform
+//!   takes them (see [`ephemeral`]).
 //!
 //! Reference resolution (every `var.`, `local.`, `module.`, resource and data reference is
 //! declared) is [`super::check_terraform_references`]'s job; run both.
 
 pub mod blocks;
 mod calls;
+mod ephemeral;
 pub mod facts;
 pub mod functions;
+mod refactor;
 mod references;
 pub mod types;
 
@@ -259,6 +263,7 @@ impl<'f> Stack<'f> {
             self.check_references(file, &mut problems);
             self.problems.extend(problems);
         }
+        self.check_ephemeral(files);
     }
 
     fn check_block(&mut self, file: &File, block: &Block, problems: &mut Vec<String>) {
@@ -382,6 +387,8 @@ impl<'f> Stack<'f> {
                 }
             }
             "module" => self.check_module(block, labels[0], &mut report),
+            "removed" => self.check_removed(block, &mut report),
+            "import" => self.check_import(block, &mut report),
             "terraform" => self.check_terraform(block, &mut report),
             "variable" => check_plain(
                 &block.body,

@@ -10,7 +10,7 @@ use crate::analysis::findings::Finding;
 use crate::analysis::layer_check::{object_name, steps};
 use crate::analysis::render::{str_at, value_at};
 
-/// Namespaces every cluster has (and `flux-system`, which Flux's bootstrap creates).
+/// Namespaces every cluster has (and `flux-system`, which flux.tf creates with the Flux Operator).
 pub const BUILT_IN_NAMESPACES: &[&str] = &[
     "default",
     "kube-system",

@@ -149,6 +149,10 @@ pub(super) fn check(schema: &Schema, value: &Value, path: &FieldPath, out: &mut 
         _ => {}
     }
     for (rule, source, message) in &schema.rules {
+        // Objects are checked as created: a rule on updates does not apply.
+        if cel::is_transition(source) {
+            continue;
+        }
         match rule.as_ref().map(|e| cel::eval(e, value)) {
             Ok(Ok(true)) => {}
             Ok(Ok(false)) => fail(out, format!("{path}: Invalid value: {message}")),
