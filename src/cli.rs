@@ -58,6 +58,8 @@ pub enum Command {
     Key(KeyArgs),
     /// Bring the repository to this cellgen's templates and catalog, keeping your changes (three-way merge).
     Upgrade(UpgradeArgs),
+    /// Finish or roll back a change a killed cellgen left half applied (.cellgen/journal), once the journal proves it is cellgen's own; nothing else.
+    Repair,
     /// List cells (Kubernetes version, egress gateway, VPC block, schema, components and their versions), or (`list components`) the component catalog.
     List(ListArgs),
     /// Render every layer of every cell offline, in strict mode, and check the key contract.

@@ -195,6 +195,37 @@ pub enum CellgenError {
         path
     )]
     Recovery { path: Utf8PathBuf, message: String },
+
+    /// A journal whose evidence does not hold (planted, committed, or left by a cellgen that did
+    /// not record hashes): not obeyed.
+    #[error(
+        "{}: this journal of an interrupted cellgen apply does not prove it is cellgen's own, so cellgen did not obey it: {problem}. Nothing was changed. Inspect it and the files it names (`git status` shows what differs from your last commit); once you know no half-applied change of yours is left, delete {} and run the command again",
+        path,
+        path
+    )]
+    JournalUnproven { path: Utf8PathBuf, problem: String },
+
+    /// A record says a newer cellgen wrote the repository: an older one does not regenerate it.
+    #[error(
+        "{}: cellgen {wrote} wrote this repository's files, and this is cellgen {this}: an older cellgen would turn them back to what it generates. Nothing was written. Run this with cellgen {wrote} or newer",
+        record
+    )]
+    NewerWriter {
+        record: Utf8PathBuf,
+        wrote: String,
+        this: String,
+    },
+
+    /// A command that only reads met a journal: it never repairs.
+    #[error(
+        "{}: a repair is pending: {} was interrupted while writing and left a half-applied change, which this command does not read. A command that only reads (a dry run too) never repairs: run `cellgen repair` (or any command that writes), which finishes or rolls back that change once the journal proves it is cellgen's own, then run this again",
+        journal,
+        command
+    )]
+    RepairPending {
+        journal: Utf8PathBuf,
+        command: String,
+    },
 }
 
 impl CellgenError {

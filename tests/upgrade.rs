@@ -470,8 +470,10 @@ fn dry_run_prints_the_merge_and_writes_nothing() {
     );
 }
 
+/// Without Git history a recorded file's base is rebuilt from 0.1.0's templates (the record's
+/// hash proves it); a file 0.1.0 did not record has none.
 #[test]
-fn without_git_history_an_edited_file_has_no_base() {
+fn without_git_history_a_base_is_rebuilt_or_missing() {
     let dir = repo(false);
     let root = dir.path();
     replace(
@@ -490,7 +492,14 @@ fn without_git_history_an_edited_file_has_no_base() {
     assert_eq!(code, 1);
     assert!(stdout.contains("is not in a Git repository"), "{stdout}");
     let conflict = read(&root.join(format!("terraform/cells/{STAGING}/versions.tf")));
-    assert!(conflict.contains("||||||| base\n=======\n"), "{conflict}");
+    assert!(
+        conflict.contains("||||||| base\n  required_version = \">= 1.5.7\"\n=======\n"),
+        "{conflict}"
+    );
+    assert!(
+        stdout.contains(&format!("  terraform/cells/{STAGING}/versions.tf (1)\n")),
+        "{stdout}"
+    );
     // Untouched files need no history: the record's hash says they are as generated.
     assert!(read(&root.join(format!("cells/{PROD}/apps.yaml"))).contains("deletionPolicy"));
     // A shared component's file 0.1.0 did not record, changed: cellgen's still, base unknown.

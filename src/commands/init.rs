@@ -109,6 +109,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         plan.write(path, contents)?;
     }
     crate::model::schema::plan_all(plan)?;
+    crate::model::ignore::plan_gitignore(plan)?;
     Ok(Kept {
         kept: adopted.kept,
         skipped: adopted.skipped,
@@ -188,6 +189,7 @@ fn adopt_schemas(root: &Utf8Path, dry_run: bool) -> Result<()> {
     use crate::model::schema::{self, SchemaFile};
     let mut plan = Plan::new(root);
     schema::plan_all(&mut plan)?;
+    crate::model::ignore::plan_gitignore(&mut plan)?;
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
     if let Some(text) = schema::with_modeline(&text, SchemaFile::Config, Utf8Path::new(CONFIG_FILE))
     {
@@ -201,7 +203,7 @@ fn adopt_schemas(root: &Utf8Path, dry_run: bool) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{} is already a cellgen repository; adding the JSON Schemas editors validate its files with:",
+        "{} is already a cellgen repository; adding what it lacks of cellgen's own files (the JSON Schemas editors validate its files with, .cellgen/.gitignore):",
         root
     );
     super::finish(&plan, &[], dry_run)

@@ -36,7 +36,7 @@ pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
             (outcome, done)
         }
         KeyCommand::Rename(a) => {
-            let outcome = keys::rename(&mut plan, &templates, &catalog, &a.old, &a.new)?;
+            let outcome = keys::rename(&mut plan, &catalog, &a.old, &a.new)?;
             let done = format!(
                 "Renamed key `{}` to `{}`{}: cellgen.yaml, the ConfigMap of {} and {} manifest file{}.\n\nNext: commit and open a pull request, and run `terraform apply` in each of those cells right after merging: until a cell's ConfigMap has `{}`, Flux holds its layers that read it at what they last applied (strict substitution).",
                 a.old,

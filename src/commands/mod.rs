@@ -23,6 +23,7 @@ mod man;
 mod new;
 pub(crate) mod remove_cell;
 mod render;
+mod repair;
 mod schema;
 mod set_version;
 pub mod ui;
@@ -37,6 +38,8 @@ pub struct Session {
     pub start: camino::Utf8PathBuf,
     pub prompter: Box<dyn Prompter>,
     pub lock: Option<RepoLock>,
+    /// What taking the lock repaired (`lock_repository`), for `repair` to report.
+    pub repaired: Option<crate::writer::journal::Recovered>,
 }
 
 /// How each command uses the repository. Every command is listed (no wildcard), so a new one has
@@ -54,6 +57,8 @@ pub fn access(command: &Command) -> Option<Access> {
         Command::SetVersion(args) => writes(args.dry_run),
         Command::Key(args) => writes(args.command.dry_run()),
         Command::Upgrade(args) => writes(args.dry_run),
+        // Taking the write lock is the repair.
+        Command::Repair => Some(Access::Write),
         Command::List(_)
         | Command::Check(_)
         | Command::Render(_)
@@ -69,37 +74,56 @@ pub fn access(command: &Command) -> Option<Access> {
 }
 
 /// The one entry point to a repository's lock: takes it on the repository `start` is in (or on
-/// `start` itself, where `init`/`new` would create one) with `access`, and before anything else
-/// repairs an apply a killed cellgen left half done (`crate::writer::journal`), saying so on stderr. The
-/// lock is held until the returned value is dropped: `run` keeps it in the `Session` for the
-/// whole command. Any later command gets the same guarantees by declaring its access in `access`.
-pub fn lock_repository(start: &Utf8Path, access: Access) -> Result<RepoLock> {
+/// `start` itself, where `init`/`new` would create one) with `access`. A command that writes then,
+/// before anything else, repairs an apply a killed cellgen left half done (`crate::writer::journal`),
+/// saying so on stderr, once the journal proved it is cellgen's own; a command that only reads
+/// never repairs: it stops, saying a repair is pending. The lock is held until the returned value
+/// is dropped: `run` keeps it in the `Session` for the whole command. Any later command gets the
+/// same guarantees by declaring its access in `access`.
+pub fn lock_repository(
+    start: &Utf8Path,
+    access: Access,
+) -> Result<(RepoLock, Option<crate::writer::journal::Recovered>)> {
     let root = crate::model::repo::Repo::find_root(start).unwrap_or_else(|| start.to_path_buf());
-    let mut lock = crate::writer::lock::acquire(&root, access, waiting)?;
-    if crate::writer::journal::pending(lock.root()) {
-        if access == Access::Read {
-            drop(lock);
-            lock = crate::writer::lock::acquire(&root, Access::Write, waiting)?;
+    let lock = crate::writer::lock::acquire(&root, access, waiting)?;
+    let pending = crate::writer::journal::pending(lock.root());
+    if access == Access::Read {
+        let Some(pending) = pending else {
+            // (A journal's temporary file alone: nothing was touched; a writer removes it.)
+            return Ok((lock, None));
+        };
+        let command = match pending.command {
+            Some((command, pid)) => format!("`{command}` (pid {pid})"),
+            None => "a cellgen (its journal cannot be read)".into(),
+        };
+        return Err(crate::error::CellgenError::RepairPending {
+            journal: pending.journal,
+            command,
         }
-        if let Some(done) = crate::writer::journal::recover(lock.root())? {
-            let who = if done.pid == 0 {
-                done.command.clone()
-            } else {
-                format!("`{}` (pid {})", done.command, done.pid)
-            };
-            if done.rolled_back {
-                eprintln!(
-                    "cellgen: {who} was interrupted before it had written all its changes; rolled back {}: the repository is as it was before it.",
-                    crate::analysis::findings::plural(done.changes, "planned change")
-                );
-            } else {
-                eprintln!(
-                    "cellgen: {who} was interrupted after it had written all its changes; finished its cleanup."
-                );
-            }
+        .into());
+    }
+    if pending.is_none() && !crate::writer::journal::started(lock.root()) {
+        return Ok((lock, None));
+    }
+    let done = crate::writer::journal::recover(lock.root())?;
+    if let Some(done) = &done {
+        let who = if done.pid == 0 {
+            done.command.clone()
+        } else {
+            format!("`{}` (pid {})", done.command, done.pid)
+        };
+        if done.rolled_back {
+            eprintln!(
+                "cellgen: {who} was interrupted before it had written all its changes; rolled back {}: the repository is as it was before it.",
+                crate::analysis::findings::plural(done.changes, "planned change")
+            );
+        } else {
+            eprintln!(
+                "cellgen: {who} was interrupted after it had written all its changes; finished its cleanup."
+            );
         }
     }
-    Ok(lock)
+    Ok((lock, done))
 }
 
 fn waiting(holder: &str) {
@@ -151,14 +175,18 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         None => cwd_utf8()?,
     };
-    let lock = match access(&cli.command) {
-        Some(access) => Some(lock_repository(&start, access)?),
-        None => None,
+    let (lock, repaired) = match access(&cli.command) {
+        Some(access) => {
+            let (lock, repaired) = lock_repository(&start, access)?;
+            (Some(lock), repaired)
+        }
+        None => (None, None),
     };
     let mut session = Session {
         start,
         prompter: prompt::for_session(cli.no_input),
         lock,
+        repaired,
     };
     match cli.command {
         Command::Init(args) => {
@@ -183,6 +211,7 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
             key::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Upgrade(args) => upgrade::run(&mut session, args),
+        Command::Repair => repair::run(&session).map(|()| std::process::ExitCode::SUCCESS),
         Command::List(args) => {
             list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
         }

@@ -170,6 +170,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     }
     state::track_all_edits(&mut plan, &cell.name)?;
     crate::model::schema::refresh(&mut plan)?;
+    crate::model::ignore::plan_gitignore(&mut plan)?;
 
     let mut kept = match &kept_scaffold {
         Some(scaffold) => init::scaffold_kept(scaffold, plan.root()),
@@ -180,6 +181,13 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         "you changed it; delete it and run again to regenerate",
         "you changed it: the new components were added to it, the rest was not regenerated",
     ));
+    kept.extend(outcome.ignored.iter().map(|(path, why)| super::Kept {
+        word: "kept",
+        path: path.clone(),
+        shown: path.to_string(),
+        why: why.clone(),
+        edited: why.clone(),
+    }));
     super::finish(&plan, &kept, args.dry_run)?;
     if existing.is_some() && !wanted.is_empty() && !args.dry_run {
         println!("\nAdded {} to cell {}.", wanted.join(", "), cell.name);

@@ -99,10 +99,44 @@ fn print_report(report: &Report, dry_run: bool, changed: bool) {
         )),
         _ => None,
     });
+    let kept_deleted: Vec<String> = report
+        .groups
+        .iter()
+        .flat_map(|g| g.files.iter().map(move |(path, o)| (g, path, o)))
+        .filter(|(_, _, o)| matches!(o, Outcome::KeptDeleted))
+        .map(|(g, path, _)| {
+            let record = match &g.cell {
+                Some(cell) => crate::model::state::record_path(cell).to_string(),
+                None => crate::model::state::REPOSITORY_RECORD.to_string(),
+            };
+            format!(
+                "  {path}: you deleted it, so it stays deleted (to get cellgen's back, delete its entry from {record} and run `cellgen upgrade` again)"
+            )
+        })
+        .collect();
+    if !kept_deleted.is_empty() {
+        println!("\nKept:");
+        for line in kept_deleted {
+            println!("{line}");
+        }
+    }
     list("Left alone:", &|o| match o {
         Outcome::Left(why) => Some(format!(": {why}")),
         _ => None,
     });
+    if !report.ignored.is_empty() {
+        if !report
+            .groups
+            .iter()
+            .flat_map(|g| &g.files)
+            .any(|(_, o)| matches!(o, Outcome::Left(_)))
+        {
+            println!("\nLeft alone:");
+        }
+        for (path, why) in &report.ignored {
+            println!("  {path}: {why}");
+        }
+    }
     if !report.notices.is_empty() {
         println!("\nTo decide:");
         for notice in &report.notices {
@@ -130,7 +164,7 @@ fn print_counts(group: &Group) {
         group.count(|o| matches!(o, Outcome::Replaced)),
         group.count(|o| matches!(o, Outcome::Added)),
         group.count(|o| matches!(o, Outcome::Merged)),
-        group.count(|o| matches!(o, Outcome::Kept)),
+        group.count(|o| matches!(o, Outcome::Kept | Outcome::KeptDeleted)),
         group.count(Outcome::is_conflict),
         group.count(|o| matches!(o, Outcome::Deleted)),
     );

@@ -205,9 +205,12 @@ impl Adding<'_> {
         }
         validate_component(plan, &config, component)?;
 
-        // Flux side: materialise the shared component once, then list it in the cell's layers.
+        // Flux side: materialise the shared component once (with the contract's renames),
+        // then list it in the cell's layers.
+        let renames = crate::model::provenance::renames(plan)?;
         for (path, contents) in component.shared_files(templates) {
             if !plan.exists(&path) {
+                let contents = crate::model::provenance::renamed(&renames, &path, contents);
                 plan.write(path, contents)?;
             }
         }

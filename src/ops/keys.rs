@@ -15,7 +15,6 @@ use crate::model::repo::cell_terraform_dir;
 use crate::ops::components::{METADATA_FILE, all_cells, planned_config};
 use crate::ports::edit::hcl::{self, syntax};
 use crate::ports::edit::yaml::{self, Field};
-use crate::ports::templates::Templates;
 use crate::writer::plan::Plan;
 
 /// What a key command did, for the command to report.
@@ -300,7 +299,6 @@ fn widen(
 /// finishes what is left, without a new number.
 pub fn rename(
     plan: &mut Plan,
-    templates: &Templates,
     catalog: &Catalog,
     old: &str,
     new: &str,
@@ -366,20 +364,9 @@ pub fn rename(
         }
     }
     outcome.manifests = refs::rename_everywhere(plan, &config, old, new)?;
-    // Components of the catalog not in the repository yet still read `${old}`.
-    for component in catalog.components.values() {
-        let uses = component
-            .shared_files(templates)
-            .into_iter()
-            .filter(|(path, text)| !plan.exists(path) && refs::rename_in(text, old, new).is_some())
-            .count();
-        if uses > 0 {
-            outcome.warnings.push(format!(
-                "cellgen's component `{}` reads `${{{old}}}`; a cell that adds it later fails `cellgen check` (missing-key) until its manifests say `${{{new}}}`",
-                component.name
-            ));
-        }
-    }
+    // The records learn it in the same change: what cellgen generates from now on (a component
+    // added later, the next `upgrade`) says `new` where its templates say `old`.
+    crate::model::provenance::record_rename(plan, old, new)?;
     Ok(outcome)
 }
 

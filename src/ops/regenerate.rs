@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::error::CellgenError;
 use crate::model::catalog::{COMPONENTS_DIR, Catalog};
 use crate::model::config::Config;
+use crate::model::provenance;
 use crate::model::repo::{cell_flux_dir, cell_terraform_dir};
 use crate::model::state::{self, CellRecord, FileRecord, sha256};
 use crate::ops::components::{METADATA_FILE, resolve_ref};
@@ -195,6 +196,8 @@ fn requirements_first(order: &[String], catalog: &Catalog) -> Vec<String> {
 pub struct Regenerated {
     /// Files the user changed, left as they are.
     pub kept: Vec<Utf8PathBuf>,
+    /// Paths the cell's record names that are not cellgen's to change, and why: left alone.
+    pub ignored: Vec<(Utf8PathBuf, String)>,
 }
 
 /// Puts the cell's files into `plan`: `desired` is `plan` with the cell as cellgen generates it
@@ -209,6 +212,14 @@ pub fn plan_cell_files(
     inputs: state::Inputs,
 ) -> Result<Regenerated, CellgenError> {
     let previous: CellRecord = state::load(plan, cell)?.unwrap_or_default();
+    // An older cellgen never turns back what a newer one generated.
+    if let Some(wrote) = provenance::newer_writer(&previous) {
+        return Err(CellgenError::NewerWriter {
+            record: state::record_path(cell),
+            wrote,
+            this: crate::model::scaffold::VERSION.into(),
+        });
+    }
     let mut wanted: BTreeMap<Utf8PathBuf, Option<String>> = desired
         .planned()
         .filter(|(path, _)| state::in_cell(path, cell))
@@ -221,7 +232,14 @@ pub fn plan_cell_files(
         }
     }
     let mut files: BTreeMap<String, FileRecord> = BTreeMap::new();
-    let mut outcome = Regenerated::default();
+    let mut outcome = Regenerated {
+        ignored: previous
+            .ignored
+            .iter()
+            .map(|(path, why)| (Utf8PathBuf::from(path), why.clone()))
+            .collect(),
+        ..Regenerated::default()
+    };
     for (path, after) in wanted {
         let key = path.to_string();
         let entry = previous.files.get(&key);
@@ -278,6 +296,8 @@ pub fn plan_cell_files(
             files,
             extra: previous.extra,
             legacy: previous.legacy,
+            renames: previous.renames,
+            ignored: Vec::new(),
         },
     )?;
     Ok(outcome)

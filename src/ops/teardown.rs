@@ -218,6 +218,7 @@ pub fn remove_cell(
         plan.delete(file)?;
     }
     if plan.exists(&record) {
+        state::plain_record(plan, &record)?;
         plan.delete(record)?;
     }
     let remaining: Vec<String> = components::all_cells(plan, "")?

@@ -55,13 +55,7 @@ impl Templates {
 
     /// Names of every template and plain file under `prefix` (template names without `.j2`).
     pub fn names_under(&self, prefix: &str) -> Vec<String> {
-        let mut names: Vec<String> = all_files(&TEMPLATES)
-            .map(|f| path_of(f).to_string())
-            .filter(|p| p.starts_with(prefix))
-            .map(|p| p.strip_suffix(".j2").map(str::to_string).unwrap_or(p))
-            .collect();
-        names.sort();
-        names
+        names_under(prefix)
     }
 
     /// A file copied as it is, or rendered if it is a template.
@@ -71,6 +65,18 @@ impl Templates {
             None => self.render(name, context),
         }
     }
+}
+
+/// Names of every embedded template and plain file under `prefix` (template names without
+/// `.j2`), sorted; no environment needed.
+pub fn names_under(prefix: &str) -> Vec<String> {
+    let mut names: Vec<String> = all_files(&TEMPLATES)
+        .map(|f| path_of(f).to_string())
+        .filter(|p| p.starts_with(prefix))
+        .map(|p| p.strip_suffix(".j2").map(str::to_string).unwrap_or(p))
+        .collect();
+    names.sort();
+    names
 }
 
 /// A non-template embedded file, as it is.

@@ -83,13 +83,15 @@ fn a_key_is_added_renamed_and_removed_on_both_sides_touching_only_its_cells() {
         assert!(report.contains(word), "check lacks `{word}`:\n{report}");
     }
 
-    // rename: the contract, dev's ConfigMap and every substitution of it, nothing else; one bump.
+    // rename: the contract, dev's ConfigMap and every substitution of it, and the repository's
+    // record, which learns it (for what cellgen generates later); nothing else; one bump.
     let n = contract_number(root);
     let (out, changed) = apply_once(root, &["key", "rename", "jobs_queue_url", "queue_url"]);
     assert_eq!(
         changed,
         [
             format!(".cellgen/cells/{DEV}.json"),
+            ".cellgen/repository.json".into(),
             JOBS.into(),
             "cellgen.yaml".into(),
             format!("terraform/cells/{DEV}/cell-metadata.tf"),

@@ -1,4 +1,5 @@
-//! The hostile-input table: names, files, edits, filesystem, symlinks, signals and concurrency.
+//! The hostile-input table: names, files, edits, filesystem, symlinks, forged journals and
+//! records, signals and concurrency.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
@@ -12,6 +13,7 @@ mod concurrency;
 mod edits;
 mod files;
 mod filesystem;
+mod forged;
 mod names;
 mod signals;
 mod symlinks;
@@ -165,6 +167,7 @@ fn hostile_table_counts() {
         ("edits", edits::cases().len()),
         ("filesystem", filesystem::cases().len()),
         ("symlinks", symlinks::cases().len()),
+        ("forged", forged::cases().len()),
         ("signals", signals::CASES),
         ("concurrency", concurrency::CASES),
     ];

@@ -157,7 +157,7 @@ fn sigint_while_new_is_staging_its_files_writes_nothing() {
 #[test]
 fn sigterm_in_the_middle_of_the_renames_of_new_writes_nothing() {
     let dir = temp_dir();
-    let paused = start_paused(dir.path(), "renamed:5", NEW);
+    let paused = start_paused(dir.path(), "renamed:8", NEW);
     let written = files_of(&tree_hash(dir.path()))
         .keys()
         .filter(|p| !p.to_string_lossy().contains(".cellgen-") && !p.starts_with(".cellgen"))
@@ -259,8 +259,24 @@ fn modes_and_crlf_survive_a_rollback() {
     }
 }
 
+/// A command that only reads says a repair is pending, names the journal and the command that
+/// left it, exits 1 and changes nothing.
+#[track_caller]
+fn assert_repair_pending(dir: &Path, args: &[&str], left_by: &str) {
+    let before = tree_hash(dir);
+    let (code, _, stderr) = run(dir, &[("CELLGEN_LOCK_WAIT", "0")], args);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(".cellgen/journal: a repair is pending")
+            && stderr.contains(left_by)
+            && stderr.contains("cellgen repair"),
+        "{stderr}"
+    );
+    assert_tree_unchanged(&before, &tree_hash(dir), "a reader never repairs");
+}
+
 #[test]
-fn after_sigkill_mid_rename_the_next_command_rolls_back_without_waiting() {
+fn after_sigkill_mid_rename_readers_say_a_repair_is_pending_and_repair_rolls_back() {
     let dir = temp_dir();
     twelve_cells(dir.path());
     let before = tree_hash(dir.path());
@@ -272,7 +288,12 @@ fn after_sigkill_mid_rename_the_next_command_rolls_back_without_waiting() {
     assert!(left.iter().any(|p| p == ".cellgen/journal"), "{left:?}");
     assert!(left.iter().any(|p| p.ends_with(".tmp")), "{left:?}");
     // The killed holder's lock went with it: no waiting.
-    let (code, stdout, stderr) = run(dir.path(), &[("CELLGEN_LOCK_WAIT", "0")], &["list"]);
+    assert_repair_pending(
+        dir.path(),
+        &["list"],
+        "add-component karpenter --cell eu-west-1-dev",
+    );
+    let (code, stdout, stderr) = run(dir.path(), &[("CELLGEN_LOCK_WAIT", "0")], &["repair"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("add-component karpenter --cell eu-west-1-dev")
@@ -280,12 +301,18 @@ fn after_sigkill_mid_rename_the_next_command_rolls_back_without_waiting() {
             && stderr.contains("rolled back"),
         "{stderr}"
     );
-    assert!(!stdout.contains("karpenter"), "{stdout}");
+    assert!(!stdout.contains("Nothing to repair"), "{stdout}");
     assert_tree_unchanged(&before, &tree_hash(dir.path()), "repair after SIGKILL");
+    let (code, stdout, _) = run(dir.path(), &[], &["repair"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("Nothing to repair"), "{stdout}");
+    let (code, stdout, _) = run(dir.path(), &[], &["list"]);
+    assert_eq!(code, 0);
+    assert!(!stdout.contains("karpenter"), "{stdout}");
 }
 
 #[test]
-fn after_sigkill_while_staging_a_reader_repairs_first() {
+fn after_sigkill_while_staging_check_never_repairs_a_writer_does() {
     let dir = temp_dir();
     prod(dir.path());
     let before = tree_hash(dir.path());
@@ -293,9 +320,11 @@ fn after_sigkill_while_staging_a_reader_repairs_first() {
     paused.signal(libc::SIGKILL);
     paused.finish();
     assert!(!debris(dir.path()).is_empty());
-    let (_, _, stderr) = run(dir.path(), &[], &["check"]);
+    assert_repair_pending(dir.path(), &["check"], "add-component karpenter");
+    let (code, _, stderr) = run(dir.path(), &[], &["repair"]);
+    assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("rolled back"), "{stderr}");
-    assert_tree_unchanged(&before, &tree_hash(dir.path()), "check repairs");
+    assert_tree_unchanged(&before, &tree_hash(dir.path()), "repair");
 }
 
 #[test]
@@ -308,14 +337,19 @@ fn after_sigkill_past_the_commit_point_the_next_command_finishes_the_plan() {
     paused.finish();
     let left = debris(dir.path());
     assert!(left.iter().any(|p| p.ends_with(".bak")), "{left:?}");
-    let (code, _, stderr) = run(dir.path(), &[], &["list"]);
+    assert_repair_pending(
+        dir.path(),
+        &["render", "eu-west-1-dev"],
+        "add-component karpenter",
+    );
+    let (code, _, stderr) = run(dir.path(), &[], &["repair"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("finished its cleanup"), "{stderr}");
     assert_tree_unchanged(&expected, &tree_hash(dir.path()), "roll forward");
 }
 
 #[test]
-fn after_sigkill_before_staging_a_dry_run_repairs_and_writes_nothing_else() {
+fn after_sigkill_before_staging_a_dry_run_says_a_repair_is_pending() {
     let dir = temp_dir();
     prod(dir.path());
     let before = tree_hash(dir.path());
@@ -323,14 +357,22 @@ fn after_sigkill_before_staging_a_dry_run_repairs_and_writes_nothing_else() {
     paused.signal(libc::SIGKILL);
     paused.finish();
     assert!(dir.path().join(".cellgen/journal").exists());
-    let (code, stdout, stderr) = run(dir.path(), &[], &["add-component", "kyverno", "--dry-run"]);
+    assert_repair_pending(
+        dir.path(),
+        &["add-component", "kyverno", "--dry-run"],
+        "add-component karpenter",
+    );
+    let (code, _, stderr) = run(dir.path(), &[], &["repair"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("rolled back"), "{stderr}");
+    assert_tree_unchanged(&before, &tree_hash(dir.path()), "repair after SIGKILL");
+    let (code, stdout, stderr) = run(dir.path(), &[], &["add-component", "kyverno", "--dry-run"]);
+    assert_eq!(code, 0, "{stderr}");
     assert!(
         stdout.contains("+++ b/cells/eu-west-2-prod/controllers.yaml"),
         "{stdout}"
     );
-    assert_tree_unchanged(&before, &tree_hash(dir.path()), "dry run after SIGKILL");
+    assert_tree_unchanged(&before, &tree_hash(dir.path()), "dry run after repair");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use crate::error::CellgenError;
 use crate::model::catalog::{Component, Origin};
 use crate::model::cell::CellName;
 use crate::model::config::CONFIG_FILE;
+use crate::model::provenance;
 use crate::model::state::{self, sha256};
 use crate::ports::templates::Templates;
 use crate::writer::plan::Plan;
@@ -89,7 +90,9 @@ pub fn drop_shared(
     if component.origin != Origin::Embedded {
         return Ok(deleted);
     }
+    let renames = provenance::renames(plan)?;
     for (path, contents) in component.shared_files(templates) {
+        let contents = provenance::renamed(&renames, &path, contents);
         if let Some(text) = plan.read(&path)?
             && crate::model::versions::same_but_version(&text, &contents)
         {

@@ -30,6 +30,8 @@ pub enum Outcome {
     Merged,
     /// Changed by the user only: left as it is.
     Kept,
+    /// Deleted by the user (the record names it): a deletion is an edit, kept like any other.
+    KeptDeleted,
     /// Changed by both in the same place: written with conflict markers (how many, and why
     /// there is no base, if there is none).
     Conflicts(usize, Option<String>),
@@ -84,6 +86,10 @@ pub fn decide(
     };
     let (ours, theirs) = match (ours, theirs) {
         (None, None) => return decision(Outcome::Current, None, None),
+        // cellgen generated it (its record says so) and it is gone: the user deleted it.
+        (None, Some(t)) if previous.is_some() => {
+            return decision(Outcome::KeptDeleted, None, Some(record_for(t, previous)));
+        }
         (None, Some(t)) => {
             return decision(
                 Outcome::Added,
@@ -181,6 +187,24 @@ mod tests {
         assert_eq!((d.write, d.record), (None, None));
         let d = run(Some("mine\n"), None, Base::NotGenerated);
         assert_eq!((d.write, d.record), (None, None));
+    }
+
+    #[test]
+    fn a_deletion_is_kept() {
+        let entry = FileRecord::new("a: 1\n");
+        let d = decide(
+            Utf8Path::new("a.yaml"),
+            None,
+            Some("a: 2\n"),
+            Base::NotGenerated,
+            Some(&entry),
+            "cellgen",
+        );
+        assert_eq!((d.outcome, d.write), (Outcome::KeptDeleted, None));
+        // The record keeps naming it, so the next upgrade keeps the deletion too.
+        assert_eq!(d.record.unwrap().sha256, sha256("a: 2\n"));
+        let d = run(None, Some("a: 2\n"), Base::NotGenerated);
+        assert_eq!(d.outcome, Outcome::Added);
     }
 
     #[test]

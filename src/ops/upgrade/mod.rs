@@ -15,6 +15,7 @@ mod bases;
 mod files;
 mod flux;
 mod platform;
+mod rebuild;
 mod requests;
 mod settings;
 
@@ -26,6 +27,7 @@ use crate::model::catalog::{COMPONENTS_DIR, Catalog};
 use crate::model::cell::CellName;
 use crate::model::cidr;
 use crate::model::config::{CONFIG_FILE, Config};
+use crate::model::provenance;
 use crate::model::repo::cell_terraform_dir;
 use crate::model::scaffold::{self, CellInputs};
 use crate::model::state::{self, CellRecord, FileRecord, Inputs};
@@ -69,6 +71,8 @@ pub struct Report {
     pub steps: Vec<String>,
     /// Conflict markers left in files from before this run (path, line).
     pub unresolved: Vec<(Utf8PathBuf, usize)>,
+    /// Paths the records name that are not cellgen's to change, and why: left alone.
+    pub ignored: Vec<(String, String)>,
 }
 
 impl Report {
@@ -109,6 +113,8 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     if selection.is_empty() {
         selected = all.clone();
     }
+    // An older cellgen never turns back what a newer one generated.
+    refuse_newer(plan, &all)?;
 
     // What each cell runs, as its files (or, where they cannot tell, its record) say.
     let (before, _) = components::planned_config(plan)?;
@@ -122,6 +128,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     }
     let (added, mut notices) = settings::upgrade(plan, &templates, &all, &running)?;
     crate::model::schema::plan_all(plan)?;
+    crate::model::ignore::plan_gitignore(plan)?;
     let (config, _) = components::planned_config(plan)?;
 
     // The selected cells as this cellgen generates them, with the components they run.
@@ -176,7 +183,13 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
             });
         }
         used.extend(now.iter().cloned());
-        requests.extend(cell_requests(plan, &desired, &templates, &catalog, name)?);
+        requests.extend(cell_requests(
+            plan,
+            &desired,
+            &templates,
+            &catalog,
+            (name, &before, cell_inputs),
+        )?);
         cell_plans.push((
             cell.clone(),
             Vec::new(),
@@ -232,6 +245,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     // The repository's files, then each cell's, then the records.
     let mut repo_group = Group::default();
     let previous = state::load_repository(plan)?.unwrap_or_default();
+    report.ignored.extend(previous.ignored.iter().cloned());
     let mut repo_files = previous.files.clone();
     for request in &repo_requests {
         let Some(decision) = decided.remove(&request.path) else {
@@ -269,6 +283,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     }
     for (cell, decisions, recorded) in cell_plans {
         let previous = state::load(plan, &cell)?.unwrap_or_default();
+        report.ignored.extend(previous.ignored.iter().cloned());
         let mut files: BTreeMap<String, FileRecord> = BTreeMap::new();
         let mut group = Group {
             cell: Some(cell.clone()),
@@ -290,6 +305,8 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
                 files,
                 extra: previous.extra,
                 legacy: false,
+                renames: previous.renames,
+                ignored: Vec::new(),
             },
         )?;
         report.groups.push(group);
@@ -325,6 +342,24 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     report.steps = flux::steps(&bootstrapped);
     report.unresolved = leftover_markers(plan, &report)?;
     Ok(report)
+}
+
+/// Stops when a record says a cellgen newer than this one wrote the repository or a cell.
+fn refuse_newer(plan: &Plan, cells: &[String]) -> Result<(), CellgenError> {
+    let repository = Utf8PathBuf::from(state::REPOSITORY_RECORD);
+    let records = std::iter::once(repository).chain(cells.iter().map(|c| state::record_path(c)));
+    for path in records {
+        if let Some(record) = state::load_at(plan, &path)?
+            && let Some(wrote) = provenance::newer_writer(&record)
+        {
+            return Err(CellgenError::NewerWriter {
+                record: path,
+                wrote,
+                this: scaffold::VERSION.into(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn apply(plan: &mut Plan, decision: &Decision) -> Result<(), CellgenError> {

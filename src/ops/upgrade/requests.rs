@@ -2,16 +2,17 @@
 //! generates for them now, and what their records name) and the repository's own.
 
 use camino::{Utf8Path, Utf8PathBuf};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::bases;
 use super::files::{self, Base, Decision};
+use super::{bases, rebuild};
 use crate::error::CellgenError;
 use crate::model::catalog::{COMPONENTS_DIR, Catalog, Origin};
 use crate::model::cell::CellName;
 use crate::model::config::{CONFIG_FILE, Config};
+use crate::model::provenance;
 use crate::model::repo::cell_terraform_dir;
-use crate::model::scaffold::{self, RepoSettings};
+use crate::model::scaffold::{self, CellInputs, Files, RepoSettings};
 use crate::model::state::{self, FileRecord, sha256};
 use crate::ports::templates::Templates;
 use crate::writer::plan::Plan;
@@ -31,6 +32,9 @@ pub struct Request {
     /// Without a record, still cellgen's: a component's files, which only cellgen writes there
     /// (a scaffold file may be one `init` found and kept).
     pub cellgen_path: bool,
+    /// The base rebuilt from the recorded inputs and version (`rebuild`), or why it could not
+    /// be, for a file whose record holds only a hash of it.
+    pub rebuilt: Option<Result<String, String>>,
 }
 
 impl Request {
@@ -43,6 +47,8 @@ impl Request {
                     Some(Base::Known(text.to_string()))
                 } else if sha256(ours) == entry.sha256 {
                     Some(Base::Known(ours.to_string()))
+                } else if let Some(Ok(text)) = &self.rebuilt {
+                    Some(Base::Known(text.clone()))
                 } else {
                     None
                 }
@@ -69,10 +75,16 @@ impl Request {
             None => match &self.entry {
                 Some(entry) => match git.find(&self.path, &entry.sha256) {
                     Some(text) => Base::Known(text.to_string()),
-                    None => Base::Unknown(match &git.unavailable {
-                        Some(why) => format!("no base: {why}"),
-                        None => "no base: the text cellgen generated is in neither the record nor the Git history".into(),
-                    }),
+                    None => {
+                        let history = match &git.unavailable {
+                            Some(why) => format!("no base: {why}"),
+                            None => "no base: the text cellgen generated is in neither the record nor the Git history".into(),
+                        };
+                        Base::Unknown(match &self.rebuilt {
+                            Some(Err(why)) => format!("{history}, and {why}"),
+                            _ => history,
+                        })
+                    }
                 },
                 None => match git.newest_of(&self.path, &self.candidates) {
                     Some(text) => Base::Known(text.to_string()),
@@ -96,15 +108,29 @@ impl Request {
 }
 
 /// Every file of a selected cell: what cellgen generates for it now, and what its record names.
+/// `before` is cellgen.yaml as the upgrade found it and `inputs` what the cell's files say it was
+/// generated from, for rebuilding a base (`rebuild`).
 pub fn cell_requests(
     plan: &Plan,
     desired: &Plan,
     templates: &Templates,
     catalog: &Catalog,
-    name: &CellName,
+    (name, before, inputs): (&CellName, &Config, &CellInputs),
 ) -> Result<Vec<Request>, CellgenError> {
     let cell = name.name.as_str();
     let record = state::load(plan, cell)?.unwrap_or_default();
+    let renames = provenance::renames(plan)?;
+    // What the cell was generated from: its record's inputs, else what its files say.
+    let generated_from = match &record.inputs {
+        Some(r) => CellInputs {
+            kubernetes_version: r.kubernetes_version.clone(),
+            egress_gateway: r.egress_gateway,
+            vpc_cidr: r.vpc_cidr.clone(),
+            forget_flux_bootstrap: inputs.forget_flux_bootstrap,
+        },
+        None => inputs.clone(),
+    };
+    let mut rebuilt_by_version: BTreeMap<String, Result<Files, String>> = BTreeMap::new();
     let mut paths: BTreeSet<Utf8PathBuf> = desired
         .planned()
         .filter(|(path, _)| state::in_cell(path, cell))
@@ -121,11 +147,29 @@ pub fn cell_requests(
     let mut out = Vec::new();
     for path in paths {
         let theirs = if desired.planned().any(|(p, _)| p == path) {
-            desired.read(&path)?
+            desired
+                .read(&path)?
+                .map(|text| provenance::renamed(&renames, &path, text))
         } else {
             None
         };
         let entry = record.files.get(path.as_str()).cloned();
+        let ours = plan.read(&path)?;
+        let rebuilt = match (&entry, &ours) {
+            (Some(e), Some(o))
+                if e.generated_text().is_none()
+                    && sha256(o) != e.sha256
+                    && theirs.as_deref() != Some(o.as_str()) =>
+            {
+                let files = rebuilt_by_version
+                    .entry(e.cellgen.clone())
+                    .or_insert_with(|| {
+                        rebuild::cell_files(templates, before, name, &generated_from, &e.cellgen)
+                    });
+                Some(rebuild::base(files, &path, &e.sha256, &e.cellgen))
+            }
+            _ => None,
+        };
         // A component's .tf was not recorded by cellgen 0.1.0: recognised by its text.
         let mut candidates = Vec::new();
         let mut cellgen_path = false;
@@ -139,13 +183,14 @@ pub fn cell_requests(
             cellgen_path = theirs.is_some();
         }
         out.push(Request {
-            ours: plan.read(&path)?,
+            ours,
             path,
             theirs,
             entry,
             candidates,
             only_existing: false,
             cellgen_path,
+            rebuilt,
         });
     }
     Ok(out)
@@ -196,9 +241,15 @@ pub fn repository_requests(
     let mut out = Vec::new();
     let mut seen: BTreeSet<Utf8PathBuf> = BTreeSet::new();
     for (path, theirs, only_existing) in wanted {
+        // What cellgen generates here is its templates' text with the contract's renames.
+        let theirs = provenance::renamed(&record.renames, &path, theirs);
         let entry = record.files.get(path.as_str()).cloned();
         let mut candidates = vec![theirs.clone()];
-        candidates.extend(bases::history(&path, &config.git.branch));
+        candidates.extend(
+            bases::history(&path, &config.git.branch)
+                .into_iter()
+                .map(|text| provenance::renamed(&record.renames, &path, text)),
+        );
         seen.insert(path.clone());
         out.push(Request {
             ours: plan.read(&path)?,
@@ -208,6 +259,7 @@ pub fn repository_requests(
             candidates,
             only_existing,
             cellgen_path: !only_existing,
+            rebuilt: None,
         });
     }
     // Files the record names that this cellgen no longer generates, of components still used.
@@ -229,6 +281,7 @@ pub fn repository_requests(
             candidates: Vec::new(),
             only_existing: true,
             cellgen_path: true,
+            rebuilt: None,
         });
     }
     Ok(out)

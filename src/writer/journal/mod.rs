@@ -14,9 +14,15 @@
 //!
 //! A failure or a SIGINT/SIGTERM/SIGHUP (deferred by `crate::writer::signals`) before step 4 undoes
 //! everything: backups are renamed back, created files and directories and every temporary file
-//! are removed. After step 4 the plan is finished instead. The next cellgen command (any command,
-//! under the lock, before it reads anything) finds a journal a killed process left and does the
-//! same: `recover`. Undoing needs no memory of how far the apply got: what exists on disk says it.
+//! are removed. After step 4 the plan is finished instead. The next cellgen command that writes
+//! (under the lock, before it reads anything) finds a journal a killed process left and does the
+//! same: `recover`; a command that only reads never repairs (`pending` tells it to stop). Undoing
+//! needs no memory of how far the apply got: what exists on disk says it.
+//!
+//! The journal records the sha256 of each staged content and of each file it replaces or
+//! deletes, so that it proves it is cellgen's own before it is obeyed (`evidence`): a planted or
+//! committed journal never makes cellgen touch a file it did not write. Git never sees it:
+//! [`GITIGNORE`] names what the commands that set a repository up keep out of it.
 
 use camino::{Utf8Path, Utf8PathBuf};
 use std::fs;
@@ -28,14 +34,20 @@ use serde::{Deserialize, Serialize};
 use crate::error::CellgenError;
 use crate::writer::signals::Deferred;
 
+mod evidence;
 mod repair;
 
+pub use repair::{Pending, pending, recover, started};
 use repair::{finish, undo};
-pub use repair::{pending, recover};
 
 pub const JOURNAL_DIR: &str = ".cellgen";
 pub const JOURNAL: &str = ".cellgen/journal";
 const JOURNAL_TMP: &str = ".cellgen/journal.tmp";
+
+/// The Git ignore file beside the journal, and the names in it (relative to its directory): the
+/// journal and the file it is written through. The lock is `flock` on the root: no file.
+pub const GITIGNORE: &str = ".cellgen/.gitignore";
+pub const GITIGNORED: &[&str] = &["/journal", "/journal.tmp"];
 
 /// One change to apply: `contents` None deletes the file.
 #[derive(Debug, Clone)]
@@ -61,9 +73,17 @@ struct Op {
     /// The new content's temporary file (none for a deletion).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     temp: Option<String>,
+    /// sha256 and length of the content staged in `temp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    temp_sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    temp_size: Option<u64>,
     /// The old file's backup (none for a creation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     backup: Option<String>,
+    /// sha256 of the file it replaces or deletes, as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    backup_sha256: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -94,6 +114,16 @@ pub fn apply(root: &Utf8Path, changes: &[Change]) -> Result<(), CellgenError> {
         return Ok(());
     }
     confined(root)?;
+    for change in changes {
+        // The same rule repair applies: a plan never writes under .git/ (a link inside the
+        // repository resolved there, say), and never through a link.
+        evidence::safe_path(root, change.path.as_str()).map_err(|why| {
+            CellgenError::InvalidFile {
+                path: root.join(&change.path),
+                message: format!("cellgen will not write it: {why}; nothing was written"),
+            }
+        })?;
+    }
     let signals = Deferred::start();
     let mut record = plan_record(root, changes)?;
     let result = run(root, &mut record, changes, &signals);
@@ -153,7 +183,24 @@ fn plan_record(root: &Utf8Path, changes: &[Change]) -> Result<Record, CellgenErr
             .existed
             .then(|| free_name(root, &change.path, pid, "bak"))
             .transpose()?;
-        ops.push(Op { path, temp, backup });
+        // What the backup will hold: the file as it is now (under the lock, nothing changes it).
+        let backup_sha256 = if change.existed {
+            let bytes = fs::read(root.join(&change.path)).map_err(|source| CellgenError::Read {
+                path: root.join(&change.path),
+                source,
+            })?;
+            Some(evidence::sha256(&bytes))
+        } else {
+            None
+        };
+        ops.push(Op {
+            path,
+            temp,
+            temp_sha256: change.contents.as_deref().map(evidence::sha256),
+            temp_size: change.contents.as_ref().map(|c| c.len() as u64),
+            backup,
+            backup_sha256,
+        });
     }
     Ok(Record {
         cellgen: crate::model::scaffold::VERSION.into(),
@@ -270,7 +317,7 @@ fn run(
     write_record(root, record)?;
     // From here on the plan is applied: a signal waits until the cleanup is done.
     pause("committed", signals);
-    finish(root, record)
+    finish(root, record, true)
 }
 
 /// Writes `contents` to a new file at `path`, with `mode` (`barrier` makes it durable).
@@ -340,10 +387,14 @@ fn write_record(root: &Utf8Path, record: &Record) -> Result<(), CellgenError> {
     text.push('\n');
     let tmp = root.join(JOURNAL_TMP);
     let result = (|| {
+        // A new file, never one found there: a link planted at this name would be followed.
+        match fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
         let mut file = fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .open(&tmp)?;
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
@@ -396,11 +447,17 @@ fn exists(path: &Utf8Path) -> bool {
     fs::symlink_metadata(path).is_ok()
 }
 
-/// The journal's directory must not lead out of the repository either.
+/// The journal's directory must be a real directory of the repository: not a link, even one
+/// that stays inside (to `.git/`, say).
 fn confined(root: &Utf8Path) -> Result<(), CellgenError> {
-    crate::root::fsguard::Root::new(root)
-        .resolve(Utf8Path::new(JOURNAL))
-        .map(|_| ())
+    // A link out of the repository is the error that names it and its target.
+    crate::root::fsguard::Root::new(root).resolve(Utf8Path::new(JOURNAL))?;
+    evidence::safe_path(root, JOURNAL).map_err(|why| CellgenError::InvalidFile {
+        path: root.join(JOURNAL_DIR),
+        message: format!(
+            "cellgen keeps its journal in this directory, which must be a plain directory of the repository ({why}); nothing was written"
+        ),
+    })
 }
 
 /// Test hook, inert unless `CELLGEN_TEST_PAUSE` names this point (`journal`, `staged`,

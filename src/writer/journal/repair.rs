@@ -1,98 +1,54 @@
 //! Undoing or finishing an apply from what is on disk: after a failure or a signal (in the same
-//! process), or after a crash (`recover`, in the next cellgen).
+//! process), or after a crash (`recover`, in the next cellgen that writes). Either way only what
+//! the journal proves is cellgen's is touched (`evidence`).
 
-use Utf8Path;
 use std::fs;
 
+use super::evidence;
 use super::*;
 
-#[cfg(unix)]
-fn same_file(a: &Utf8Path, b: &Utf8Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (fs::symlink_metadata(a), fs::symlink_metadata(b)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
-}
-
-#[cfg(not(unix))]
-fn same_file(_a: &Utf8Path, _b: &Utf8Path) -> bool {
-    false
-}
-
 /// Puts everything back as it was before the apply, from what is on disk. Best effort: a step
-/// that fails does not stop the others. Returns the first failure.
+/// that fails does not stop the others. Returns the first failure; on a failure, or when the
+/// disk does not match the journal, the journal stays for the next cellgen to report.
 pub(super) fn undo(root: &Utf8Path, record: &Record) -> Option<String> {
-    let mut failure: Option<String> = None;
-    let mut note = |what: String| {
-        failure.get_or_insert(what);
+    let steps = match evidence::steps(root, record) {
+        Ok(steps) => steps,
+        Err(mismatch) => return Some(mismatch),
     };
-    for op in record.ops.iter().rev() {
-        let target = root.join(&op.path);
-        let temp = op.temp.as_ref().map(|t| root.join(t));
-        match &op.backup {
-            Some(backup) => {
-                let backup = root.join(backup);
-                if exists(&backup) {
-                    // Before the rename the backup is a second link to the unchanged file.
-                    let restored = if same_file(&backup, &target) {
-                        fs::remove_file(&backup)
-                    } else {
-                        fs::rename(&backup, &target)
-                    };
-                    if let Err(e) = restored {
-                        note(format!("cannot restore {}: {e}", op.path));
-                    }
-                }
-            }
-            None => {
-                // A creation: the target exists only once the temporary file was renamed to it.
-                if temp.as_ref().is_some_and(|t| !exists(t))
-                    && exists(&target)
-                    && let Err(e) = fs::remove_file(&target)
-                {
-                    note(format!("cannot remove {}: {e}", op.path));
-                }
-            }
-        }
-        if let Some(temp) = temp
-            && exists(&temp)
-            && let Err(e) = fs::remove_file(&temp)
-        {
-            note(format!("cannot remove {}: {e}", temp));
-        }
-    }
-    for dir in record.dirs.iter().rev().filter(|d| *d != JOURNAL_DIR) {
+    let mut failure = evidence::execute(root, &steps);
+    for dir in evidence::created_dirs(root, record) {
         // Not empty means it holds something that is not ours: leave it.
-        let _ = fs::remove_dir(root.join(dir));
+        let _ = fs::remove_dir(dir);
     }
     // What was put back must stay put back once the journal is gone.
     barrier(root, record, false);
-    if let Err(e) = remove_journal(root, record) {
-        note(e);
+    if failure.is_none()
+        && let Err(e) = remove_journal(root, record)
+    {
+        failure = Some(e);
     }
     failure
 }
 
 /// The plan is applied: removes backups (and directories a deletion emptied), then the journal.
-pub(super) fn finish(root: &Utf8Path, record: &Record) -> Result<(), CellgenError> {
-    for op in &record.ops {
-        if let Some(backup) = &op.backup {
-            let _ = fs::remove_file(root.join(backup));
-        }
-        if let Some(temp) = &op.temp {
-            let _ = fs::remove_file(root.join(temp));
-        }
-        if op.temp.is_none() {
-            remove_empty_parents(&root.join(&op.path), root);
-        }
+/// `ours`: the apply that just committed, in this process, which knows its own files; a journal
+/// found on disk is checked against it first (`evidence`).
+pub(super) fn finish(root: &Utf8Path, record: &Record, ours: bool) -> Result<(), CellgenError> {
+    let recovery = |message| CellgenError::Recovery {
+        path: root.join(JOURNAL),
+        message,
+    };
+    let steps = if ours {
+        evidence::own_finish_steps(record)
+    } else {
+        evidence::steps(root, record).map_err(recovery)?
+    };
+    if let Some(message) = evidence::execute(root, &steps) {
+        return Err(recovery(message));
     }
     // The backups must be gone for good before the journal that names them is.
     barrier(root, record, false);
-    remove_journal(root, record).map_err(|message| CellgenError::Recovery {
-        path: root.join(JOURNAL),
-        message,
-    })
+    remove_journal(root, record).map_err(recovery)
 }
 
 fn remove_journal(root: &Utf8Path, record: &Record) -> Result<(), String> {
@@ -109,24 +65,41 @@ fn remove_journal(root: &Utf8Path, record: &Record) -> Result<(), String> {
     Ok(())
 }
 
-/// Deleting a cell's last file should not leave empty directories behind.
-fn remove_empty_parents(path: &Utf8Path, root: &Utf8Path) {
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if d == root || !d.starts_with(root) || fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
+/// A journal a killed apply left, as a command that only reads reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub journal: Utf8PathBuf,
+    /// The command that left it and its pid, if the journal says (it may not be readable).
+    pub command: Option<(String, u32)>,
+}
+
+/// Whether a killed apply left a journal under `root`: a repair is pending. (A journal's
+/// temporary file alone is not: nothing else had been touched yet, and the next command that
+/// writes removes it.)
+pub fn pending(root: &Utf8Path) -> Option<Pending> {
+    let path = root.join(JOURNAL);
+    if !exists(&path) {
+        return None;
     }
+    let command = fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Record>(&bytes).ok())
+        .map(|r| (r.command, r.pid));
+    Some(Pending {
+        journal: path,
+        command,
+    })
 }
 
-/// Whether a killed apply left a journal (or the start of one) under `root`.
-pub fn pending(root: &Utf8Path) -> bool {
-    exists(&root.join(JOURNAL)) || exists(&root.join(JOURNAL_TMP))
+/// Whether a killed apply left the start of a journal (its temporary file) under `root`.
+pub fn started(root: &Utf8Path) -> bool {
+    exists(&root.join(JOURNAL_TMP))
 }
 
-/// Repairs what a killed apply left: rolls it back, or finishes it if it had committed. Call with
-/// the write lock held, before reading anything else of the repository.
+/// Repairs what a killed apply left: rolls it back, or finishes it if it had committed; only once
+/// the journal proved it is cellgen's own (`evidence`), else nothing is done and the error names
+/// what did not match. Call with the write lock held, before reading anything else of the
+/// repository.
 pub fn recover(root: &Utf8Path) -> Result<Option<Recovered>, CellgenError> {
     confined(root)?;
     let path = root.join(JOURNAL);
@@ -156,31 +129,16 @@ pub fn recover(root: &Utf8Path) -> Result<Option<Recovered>, CellgenError> {
             });
         }
     };
-    let record: Record = serde_json::from_slice(&text).map_err(|e| CellgenError::Recovery {
+    let unproven = |problem: String| CellgenError::JournalUnproven {
         path: path.to_path_buf(),
-        message: format!("it is not a journal cellgen can read ({e})"),
-    })?;
-    let guard = crate::root::fsguard::Root::new(root);
-    for rel in record
-        .ops
-        .iter()
-        .flat_map(|op| [Some(&op.path), op.temp.as_ref(), op.backup.as_ref()])
-        .flatten()
-        .chain(&record.dirs)
-    {
-        // The journal names real paths (links already resolved when it was written): one that
-        // now leads through a link, or out of the root, is not one cellgen wrote.
-        let inside = crate::model::config::is_relative_clean(rel)
-            && guard
-                .resolve(Utf8Path::new(rel))
-                .is_ok_and(|real| real == guard.canonical().join(rel));
-        if !inside {
-            return Err(CellgenError::Recovery {
-                path: path.to_path_buf(),
-                message: format!("it names `{rel}`, which is not a path inside the repository"),
-            });
-        }
-    }
+        problem,
+    };
+    let record: Record = serde_json::from_slice(&text)
+        .map_err(|e| unproven(format!("it is not a journal cellgen can read ({e})")))?;
+    evidence::check_names(root, &record).map_err(unproven)?;
+    evidence::check_untracked(root, &record).map_err(unproven)?;
+    // Decided before anything is done: a journal that does not match is not obeyed at all.
+    evidence::steps(root, &record).map_err(unproven)?;
     let _signals = Deferred::start();
     let rolled_back = match record.state {
         State::Applying => {
@@ -193,7 +151,7 @@ pub fn recover(root: &Utf8Path) -> Result<Option<Recovered>, CellgenError> {
             true
         }
         State::Committed => {
-            finish(root, &record)?;
+            finish(root, &record, false)?;
             false
         }
     };

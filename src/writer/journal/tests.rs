@@ -134,3 +134,42 @@ fn a_committed_journal_is_finished() {
     assert!(!recovered.rolled_back);
     assert_eq!(listing(root), ["keep.txt=new"]);
 }
+
+#[test]
+fn a_temporary_file_cut_short_while_staging_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Utf8Path::from_path(dir.path()).unwrap();
+    fs::write(root.join("a.txt"), "old a").unwrap();
+    let changes = [change("a.txt", Some("new content of a"), true)];
+    let record = plan_record(root, &changes).unwrap();
+    fs::create_dir(root.join(JOURNAL_DIR)).unwrap();
+    write_record(root, &record).unwrap();
+    // A kill in the middle of the write: the first bytes only.
+    fs::write(root.join(record.ops[0].temp.as_ref().unwrap()), "new con").unwrap();
+    assert!(recover(root).unwrap().unwrap().rolled_back);
+    assert_eq!(listing(root), ["a.txt=old a"]);
+}
+
+#[test]
+fn a_target_changed_since_the_crash_is_not_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Utf8Path::from_path(dir.path()).unwrap();
+    let changes = [change("created.txt", Some("cellgen's"), false)];
+    let record = plan_record(root, &changes).unwrap();
+    fs::create_dir(root.join(JOURNAL_DIR)).unwrap();
+    write_record(root, &record).unwrap();
+    // Renamed into place, then (after the crash) replaced by someone else's file.
+    fs::write(root.join("created.txt"), "someone else's").unwrap();
+    let before = listing(root);
+    let err = recover(root).unwrap_err().to_string();
+    assert!(
+        err.contains("does not prove it is cellgen's own")
+            && err.contains("the target `created.txt` is sha256"),
+        "{err}"
+    );
+    assert_eq!(listing(root), before);
+    // Once it is as cellgen staged it, the creation is undone.
+    fs::write(root.join("created.txt"), "cellgen's").unwrap();
+    assert!(recover(root).unwrap().unwrap().rolled_back);
+    assert_eq!(listing(root), Vec::<String>::new());
+}
