@@ -363,9 +363,13 @@ pub struct RepoArgs {
     #[arg(long = "admin-role-arn", value_name = "ARN", value_delimiter = ',')]
     pub admin_role_arns: Option<Vec<String>>,
 
-    /// CIDRs allowed to reach the clusters' public API endpoint, comma-separated; "" turns the public endpoint off (default: 0.0.0.0/0).
+    /// CIDRs allowed to reach the clusters' public API endpoint, comma-separated (your CI runners' and VPN's egress); "" or none keeps the API private, the default.
     #[arg(long, value_name = "CIDRS", value_delimiter = ',')]
     pub public_endpoint_cidrs: Option<Vec<String>>,
+
+    /// Route53 hosted zones (public, by name) external-dns and cert-manager may change, comma-separated, for every environment (dns.zones in cellgen.yaml).
+    #[arg(long, value_name = "ZONES", value_delimiter = ',')]
+    pub dns_zones: Option<Vec<String>>,
 }
 
 #[derive(Debug, Args)]
@@ -438,7 +442,7 @@ pub struct RemoveCellArgs {
 /// `set-version`.
 #[derive(Debug, Args)]
 pub struct SetVersionArgs {
-    /// Component whose chart moves, e.g. cert-manager (see `cellgen list`).
+    /// Component whose chart moves, e.g. cert-manager (see `cellgen list`), or cilium (per environment in cellgen.yaml).
     pub component: String,
 
     /// The chart version (semver, e.g. v1.21.0) or, for a chart from an OCIRepository, the tag.

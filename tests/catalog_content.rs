@@ -55,6 +55,9 @@ const BASE_DECLARED: &[&str] = &[
     "aws_iam_role_policy.app_abac",
     "aws_eks_pod_identity_association.app",
     "aws_eks_addon.coredns",
+    // cluster.tf (issue 19): the partition and account components build ARNs with
+    "data.aws_partition.current",
+    "data.aws_caller_identity.current",
 ];
 
 /// The Flux kinds whose CRDs are vendored in schemas/flux.
@@ -674,4 +677,83 @@ fn check_terraform_fmt(rendered: &str, component: &str) {
             diff.unified_diff()
         );
     }
+}
+
+/// A version as numbers (a leading `v` aside), for ordering.
+fn release(version: &str) -> Vec<u64> {
+    version
+        .trim_start_matches('v')
+        .split('.')
+        .map(|p| {
+            p.parse()
+                .unwrap_or_else(|_| panic!("not a release: {version}"))
+        })
+        .collect()
+}
+
+/// Every chart pin (issue 19) is at least the newest release schemas/charts/newest-known.yaml
+/// records for it, read from the chart's own releases: the components' HelmRelease or
+/// OCIRepository, and Cilium's version in a new repository's cellgen.yaml. Every pinned chart has
+/// an entry, and every entry a pin.
+#[test]
+fn no_chart_pin_is_older_than_the_newest_known_release() {
+    let known: Value = yaml_serde::from_str(
+        &fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/charts/newest-known.yaml"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let known = known["charts"].as_object().unwrap();
+    let mut pins: Vec<(String, String)> = Vec::new();
+    for entry in catalog() {
+        let controllers = entry.dir.join("controllers");
+        let helm = controllers.join("helmrelease.yaml");
+        let oci = controllers.join("ocirepository.yaml");
+        let version = if oci.exists() {
+            let doc: Value = yaml_serde::from_str(&fs::read_to_string(&oci).unwrap()).unwrap();
+            doc["spec"]["ref"]["tag"].as_str().map(str::to_string)
+        } else {
+            let doc: Value = yaml_serde::from_str(&fs::read_to_string(&helm).unwrap()).unwrap();
+            doc["spec"]["chart"]["spec"]["version"]
+                .as_str()
+                .map(str::to_string)
+        };
+        let version = version.unwrap_or_else(|| panic!("{}: no chart version", entry.name));
+        pins.push((entry.name.clone(), version));
+    }
+    pins.push((
+        "cilium".into(),
+        cellgen::model::platform::CILIUM_VERSION.into(),
+    ));
+    let mut problems = Vec::new();
+    for (name, pin) in &pins {
+        let Some(entry) = known.get(name) else {
+            problems.push(format!(
+                "{name}: no entry in schemas/charts/newest-known.yaml"
+            ));
+            continue;
+        };
+        assert!(
+            entry["source"]
+                .as_str()
+                .is_some_and(|s| !s.trim().is_empty()),
+            "{name}: an entry says where it was read"
+        );
+        let newest = entry["newest"].as_str().unwrap();
+        if release(pin) < release(newest) {
+            problems.push(format!(
+                "{name}: pinned {pin}, but {newest} is out ({})",
+                entry["source"].as_str().unwrap()
+            ));
+        }
+    }
+    for name in known.keys() {
+        if !pins.iter().any(|(n, _)| n == name) {
+            problems.push(format!(
+                "{name}: an entry of newest-known.yaml that nothing pins"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

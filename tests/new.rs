@@ -839,6 +839,11 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
         .unwrap();
     expect(&mut session, "public API endpoint");
     session.send_line("10.20.0.0/16,192.0.2.0/24").unwrap();
+    expect(&mut session, "Route53 hosted zones");
+    session.send_line("Example.com").unwrap();
+    expect(&mut session, "is not a hosted zone name");
+    expect(&mut session, "Route53 hosted zones");
+    session.send_line("example.com, dev.example.org").unwrap();
     expect(&mut session, "Kubernetes version");
     session.send_line("1.33").unwrap();
     expect(&mut session, "egress gateway");
@@ -864,6 +869,7 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
     for answer in [
         "    - arn:aws:iam::123456789012:role/platform-admin\n    - arn:aws:iam::123456789012:role/ci\n",
         "    - 10.20.0.0/16\n    - 192.0.2.0/24\n",
+        "dns:\n  zones:\n    dev: [\"example.com\", \"dev.example.org\"]\n",
     ] {
         assert!(
             config.contains(answer),

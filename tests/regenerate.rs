@@ -16,7 +16,7 @@ const PROD: &str = "eu-west-2-prod";
 fn setup(dir: &Path) {
     new_cell(
         dir,
-        &[PROD, "--egress-gateway", "--kubernetes-version", "1.31"],
+        &[PROD, "--egress-gateway", "--kubernetes-version", "1.33"],
     );
     for name in ["kyverno", "karpenter"] {
         let out = cellgen()
@@ -81,7 +81,7 @@ fn assert_cell_complete(dir: &Path) {
                 "aws_eks_pod_identity_association.app",
             ][..],
         ),
-        ("terraform/cells/<cell>/terraform.tfvars", &["\"1.31\""][..]),
+        ("terraform/cells/<cell>/terraform.tfvars", &["\"1.33\""][..]),
         ("terraform/cells/<cell>/cni.tf", &["egressGateway"][..]),
     ] {
         let content = text(file);
@@ -289,11 +289,11 @@ fn force_follows_explicit_flags_over_what_the_cell_has() {
     setup(root);
     force(
         root,
-        &["--no-egress-gateway", "--kubernetes-version", "1.32"],
+        &["--no-egress-gateway", "--kubernetes-version", "1.34"],
     );
     assert!(!root.join(rel("terraform/cells/<cell>/egress.tf")).exists());
     assert!(!read(&root.join(rel("terraform/cells/<cell>/cni.tf"))).contains("egressGateway"));
-    assert!(read(&root.join(rel("terraform/cells/<cell>/terraform.tfvars"))).contains("\"1.32\""));
+    assert!(read(&root.join(rel("terraform/cells/<cell>/terraform.tfvars"))).contains("\"1.34\""));
     // The components stay.
     let meta = read(&root.join(rel("terraform/cells/<cell>/cell-metadata.tf")));
     assert!(meta.contains("karpenter_role_arn"), "{meta}");

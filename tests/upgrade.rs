@@ -318,7 +318,7 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
     );
     let metadata = text(&format!("terraform/cells/{PROD}/cell-metadata.tf"));
     assert!(
-        metadata.contains("    karpenter_ami_alias                   = local.karpenter_ami_alias\n    # ExternalDNS manages the cell's records.\n    external_dns_role_arn "),
+        metadata.contains("    karpenter_disruption_budgets          = jsonencode(local.karpenter_node_pool.disruption_budgets)\n    # ExternalDNS manages the cell's records.\n    external_dns_role_arn "),
         "{metadata}"
     );
     for (cell, block) in [(STAGING, "10.1.0.0/16"), (PROD, "10.2.0.0/16")] {

@@ -130,6 +130,29 @@ pub fn check_cell_from(
         }
     };
     let tfvars = read_tfvars(read(&cell_terraform_dir(cell).join("terraform.tfvars")));
+    // The node image the cell's plan reads (cluster.tf, issue 19): without a pin it stops there.
+    if let (Some(node_groups), Some(version)) =
+        (&config.node_groups, tfvars.get("kubernetes_version"))
+    {
+        let environment = tfvars
+            .get("environment")
+            .map(String::as_str)
+            .unwrap_or_else(|| cell.rsplit_once('-').map_or("", |(_, env)| env));
+        if node_groups.pinned(environment, version).is_none() {
+            let config_text = read(Utf8Path::new(CONFIG_FILE)).unwrap_or_default();
+            report(Finding::error(
+                "unpinned-node-image",
+                CONFIG_FILE,
+                line_of(&config_text, "ami_release_version:"),
+                format!(
+                    "cell {cell} runs Kubernetes {version} (its terraform.tfvars), and node_groups.ami_release_version pins no node image for {environment} cells on it: its `terraform plan` stops. Add `\"{version}\": <release>` under `{environment}:` ({}), or run `cellgen new {cell} --force`, which adds the release cellgen knows",
+                    crate::model::platform::ami_release_version(version)
+                        .map(|r| format!("e.g. {r}"))
+                        .unwrap_or_else(|| "a release version from https://github.com/awslabs/amazon-eks-ami/releases".into())
+                ),
+            ));
+        }
+    }
     let traced = trace();
     let data_line = text
         .lines()

@@ -57,6 +57,7 @@ pub const CODES: &[(&str, Severity)] = &[
     ("overlapping-vpc-cidr", Severity::Error),
     ("invalid-vpc-cidr", Severity::Error),
     ("unknown-acknowledged-cell", Severity::Error),
+    ("unpinned-node-image", Severity::Error),
     ("conflict-marker", Severity::Error),
     ("no-cells", Severity::Error),
     ("not-utf8-name", Severity::Error),

@@ -50,6 +50,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
     let state_region = resolve_state_region(session, args)?;
     let admin_role_arns = resolve_admin_roles(session, args)?;
     let public_endpoint_cidrs = resolve_public_endpoint_cidrs(session, args)?;
+    let dns_zones = resolve_dns_zones(session, args)?;
     let settings = RepoSettings {
         git_url,
         git_branch,
@@ -59,6 +60,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         state_region,
         admin_role_arns,
         public_endpoint_cidrs,
+        dns_zones,
         git_known_hosts,
     };
     if settings.admin_role_arns.is_empty() {
@@ -518,21 +520,63 @@ fn resolve_public_endpoint_cidrs(session: &mut Session, args: &RepoArgs) -> Resu
             .into()
         });
     }
-    // Open by default: a cell's first apply runs from outside the VPC it creates, and access
-    // still takes an IAM identity with an access entry. cellgen.yaml says to narrow it.
-    let default = "0.0.0.0/0";
+    // Private unless asked: opening the API is an answer only the user can give (their CI
+    // runners' and VPN's addresses). Without it Terraform must reach the private endpoint.
     if !session.prompter.interactive() {
-        return Ok(vec![default.to_string()]);
+        eprintln!(
+            "warning: the clusters' API stays private (no --public-endpoint-cidrs): `terraform apply` installs Cilium and Flux through it, so run it from a network routed to the cells' VPC blocks, or open the public endpoint to your CI runners' and VPN's CIDRs (cluster_access.public_endpoint_cidrs)"
+        );
+        return Ok(Vec::new());
     }
     loop {
         let answer = session.prompter.input(
-            "CIDRs that may reach the public API endpoint (comma-separated; `none` turns it off)",
-            Some(default),
+            "CIDRs that may reach the clusters' public API endpoint: your CI runners' and VPN's egress (comma-separated; empty keeps the API private)",
+            None,
         )?;
         let answer = if answer.trim() == "none" { "" } else { &answer };
         match check(answer.split(',').map(str::to_string).collect()) {
             Ok(cidrs) => return Ok(cidrs),
             Err(reason) => crate::errln!("{reason}"),
+        }
+    }
+}
+
+fn resolve_dns_zones(session: &mut Session, args: &RepoArgs) -> Result<Vec<String>> {
+    let check = |zones: Vec<String>| -> Result<Vec<String>, String> {
+        let zones: Vec<String> = zones
+            .into_iter()
+            .map(|z| z.trim().to_string())
+            .filter(|z| !z.is_empty())
+            .collect();
+        let settings = crate::model::platform::DnsSettings {
+            zones: [("any".to_string(), zones.clone())].into_iter().collect(),
+        };
+        match settings.validate(&["any".to_string()]) {
+            Ok(()) => Ok(zones),
+            Err(_) if zones.is_empty() => Ok(zones),
+            Err(problem) => Err(problem.message.replace("dns.zones.any: ", "")),
+        }
+    };
+    if let Some(zones) = &args.dns_zones {
+        return check(zones.clone()).map_err(|reason| {
+            CellgenError::InvalidFlag {
+                flag: "--dns-zones".into(),
+                reason,
+            }
+            .into()
+        });
+    }
+    if !session.prompter.interactive() {
+        return Ok(Vec::new());
+    }
+    loop {
+        let answer = session.prompter.input(
+            "Route53 hosted zones external-dns and cert-manager may change (comma-separated; empty: none yet)",
+            None,
+        )?;
+        match check(answer.split(',').map(str::to_string).collect()) {
+            Ok(zones) => return Ok(zones),
+            Err(reason) => eprintln!("{reason}"),
         }
     }
 }

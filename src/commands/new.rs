@@ -35,6 +35,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                     "--public-endpoint-cidrs",
                     args.repo.public_endpoint_cidrs.is_some(),
                 ),
+                ("--dns-zones", args.repo.dns_zones.is_some()),
             ] {
                 if given {
                     crate::errln!(
@@ -105,6 +106,13 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         vpc_cidr: resolve_vpc_cidr(&args, &config, plan.root(), &cell.name)?,
         forget_flux_bootstrap: known.forget_flux_bootstrap,
     };
+    let config = pin_node_image(
+        &mut plan,
+        config,
+        &cell,
+        &inputs.kubernetes_version,
+        args.dry_run,
+    )?;
     let templates = Templates::new();
     let catalog = Catalog::load(&templates, &plan)?;
     let had = regenerate::existing_components(&plan, &config, &catalog, &cell.name)?;
@@ -196,6 +204,56 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     Ok(())
 }
 
+/// A cell of a Kubernetes version its environment pins no node image for: cellgen.yaml gains the
+/// pin of the amazon-eks-ami release cellgen knows (a line the pull request shows), so a new
+/// version, or a cell's upgrade, is one command. Without a `node_groups` section, or with a
+/// layout cellgen does not edit, the cell is refused later (scaffold), naming what to add.
+fn pin_node_image(
+    plan: &mut Plan,
+    config: Config,
+    cell: &CellName,
+    version: &str,
+    dry_run: bool,
+) -> Result<Config> {
+    let Some(node_groups) = &config.node_groups else {
+        return Ok(config);
+    };
+    if node_groups.pinned(&cell.environment, version).is_some() {
+        return Ok(config);
+    }
+    let Some(release) = crate::model::platform::ami_release_version(version) else {
+        return Ok(config);
+    };
+    let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
+    let Some(edited) = crate::model::platform::NodeGroupSettings::add_pin(
+        &text,
+        &cell.environment,
+        version,
+        release,
+    ) else {
+        return Ok(config);
+    };
+    let parsed = Config::parse(&edited, Utf8Path::new(CONFIG_FILE))?;
+    if parsed
+        .node_groups
+        .as_ref()
+        .and_then(|n| n.pinned(&cell.environment, version))
+        != Some(release)
+    {
+        return Ok(config);
+    }
+    plan.write(CONFIG_FILE, edited)?;
+    if !dry_run {
+        eprintln!(
+            "cellgen.yaml: node_groups.ami_release_version.{}.\"{version}\" is {release} (amazon-eks-ami {}), the node image of the {} cells on Kubernetes {version}",
+            cell.environment,
+            crate::model::platform::AMI_RELEASE,
+            cell.environment
+        );
+    }
+    Ok(parsed)
+}
+
 /// The cell's VPC block: `--vpc-cidr`, else the block it already records (`--force` keeps it),
 /// else the lowest free block of the pool. It may not overlap another cell's: cells are routed
 /// to each other.
@@ -244,7 +302,7 @@ fn resolve_vpc_cidr(
             let block = Cidr::parse(text).map_err(invalid)?;
             if !config::VPC_PREFIX_LENGTHS.contains(&block.prefix()) {
                 return Err(invalid(format!(
-                    "{block} is a /{}; a cell's VPC is a /{} to /{} (network.tf splits it into subnets)",
+                    "{block} is a /{}; a cell's VPC is a /{} to /{} (network.tf splits it into subnets, and a /20 would give public subnets of /28, smaller than the /27 an ALB needs)",
                     block.prefix(),
                     config::VPC_PREFIX_LENGTHS.start(),
                     config::VPC_PREFIX_LENGTHS.end()
@@ -385,6 +443,24 @@ fn resolve_kubernetes_version(
         return Err(CellgenError::InvalidFlag {
             flag: "--kubernetes-version".into(),
             reason: format!("`{version}` is not an EKS version; use major.minor, e.g. {default}"),
+        }
+        .into());
+    }
+    // A version the cell already runs stays (a cluster is never downgraded, and EKS moves one
+    // past its support itself); a new choice must be one EKS creates clusters of.
+    if known != Some(version.as_str())
+        && let Some(problem) = crate::model::platform::kubernetes_version_problem(&version)
+    {
+        let from_default = args.kubernetes_version.is_none() && version == *default;
+        return Err(CellgenError::InvalidFlag {
+            flag: "--kubernetes-version".into(),
+            reason: if from_default {
+                format!(
+                    "{problem}. It is defaults.kubernetes_version in cellgen.yaml: change that, or pass --kubernetes-version"
+                )
+            } else {
+                format!("{problem}. Pass one of them")
+            },
         }
         .into());
     }

@@ -5,8 +5,10 @@ use crate::cli::SetVersionArgs;
 use crate::error::CellgenError;
 use crate::model::catalog::Catalog;
 use crate::model::cell::CellName;
+use crate::model::config::Config;
 use crate::model::repo::Repo;
 use crate::model::versions;
+use crate::ops::cilium_version;
 use crate::ops::components::cell_components;
 use crate::ports::templates::Templates;
 use crate::suggest;
@@ -17,6 +19,11 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;
+    if args.component == cilium_version::NAME
+        && !catalog.components.contains_key(cilium_version::NAME)
+    {
+        return set_cilium(&mut plan, &repo.config, &args);
+    }
     let component = catalog.get(&args.component)?;
     let config = &repo.config;
     config.check_env_flags(&args.environments)?;
@@ -142,5 +149,50 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     crate::outln!(
         "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, Flux upgrades the release in those cells.{next_stage}"
     )?;
+    Ok(())
+}
+
+/// Cilium's version, per environment in cellgen.yaml (Terraform installs it, in cni.tf).
+fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result<()> {
+    if !args.cells.is_empty() {
+        return Err(CellgenError::InvalidFlag {
+            flag: "--cell".into(),
+            reason: "Cilium's version is per environment (cilium.version in cellgen.yaml, which every cell's cni.tf reads): use --env".into(),
+        }
+        .into());
+    }
+    config.check_env_flags(&args.environments)?;
+    let moved = cilium_version::set(plan, config, &args.environments, &args.version)?;
+    if plan.is_empty() {
+        println!(
+            "{} already run{} Cilium {}; nothing changed.",
+            if args.environments.is_empty() {
+                "Every environment".to_string()
+            } else {
+                args.environments.join(", ")
+            },
+            if args.environments.len() == 1 {
+                "s"
+            } else {
+                ""
+            },
+            args.version
+        );
+        return Ok(());
+    }
+    super::finish(plan, &[], args.dry_run)?;
+    if args.dry_run {
+        return Ok(());
+    }
+    println!();
+    for (env, from, to) in &moved {
+        println!("  {env}: cilium {from} -> {to} (cilium.version.{env} in cellgen.yaml)");
+    }
+    let envs: Vec<&str> = moved.iter().map(|(e, _, _)| e.as_str()).collect();
+    println!(
+        "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, `terraform apply` in each {} cell upgrades Cilium (helm_release.cilium). Then the next stage, e.g. `cellgen set-version cilium {} --env <environment>`.",
+        envs.join(", "),
+        args.version
+    );
     Ok(())
 }

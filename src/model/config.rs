@@ -47,6 +47,16 @@ pub struct Config {
     /// Karpenter's node image per environment (read by each cell's karpenter.tf at plan time).
     #[serde(default)]
     pub karpenter: Option<KarpenterSettings>,
+    // What every cell runs below Flux, per environment (src/model/platform.rs; issue 19).
+    /// The node groups' image per environment and Kubernetes version (read by each cell's cluster.tf at plan time).
+    #[serde(default)]
+    pub node_groups: Option<crate::model::platform::NodeGroupSettings>,
+    /// Cilium's version per environment (read by each cell's cni.tf at plan time).
+    #[serde(default)]
+    pub cilium: Option<crate::model::platform::CiliumSettings>,
+    /// The hosted zones external-dns and cert-manager may change, per environment (read by their Terraform at plan time).
+    #[serde(default)]
+    pub dns: Option<crate::model::platform::DnsSettings>,
     /// The Flux every cell runs, installed by the Flux Operator (read by each cell's settings.tf at plan time).
     #[serde(default)]
     pub flux: Option<crate::model::flux_settings::FluxSettings>,
@@ -126,10 +136,11 @@ pub struct NetworkSettings {
     /// IPv4 block every cell's VPC CIDR is taken from, distinct from every other cell's.
     #[serde(default = "default_vpc_cidr_pool")]
     pub vpc_cidr_pool: String,
-    /// Prefix length of a cell's VPC block: 16 (the largest VPC) to 20; network.tf carves /+4
-    /// private and /+8 public, intra and egress subnets out of it.
+    /// Prefix length of a cell's VPC block: 16 (the largest VPC) to 19; network.tf carves /+4
+    /// private and /+8 public, intra and egress subnets out of it, and a /20 would leave public
+    /// subnets smaller than the /27 an ALB needs.
     #[serde(default = "default_vpc_prefix_length")]
-    #[schemars(range(min = 16, max = 20))]
+    #[schemars(range(min = 16, max = 19))]
     pub vpc_prefix_length: u8,
     /// Overlaps of live cells' VPC blocks you accept, each with why (e.g. a fleet made before
     /// cellgen gave each cell its own block, whose cells are not routed to each other):
@@ -180,6 +191,9 @@ pub struct KarpenterSettings {
         "pattern": "^[a-z0-9]+@(latest|v[0-9.]+)$"
     }))]
     pub ami_alias: IndexMap<String, String>,
+    /// The default NodePool by environment: architectures, capacity types, consolidation, disruption budgets.
+    #[serde(default)]
+    pub node_pool: IndexMap<String, crate::model::platform::NodePool>,
 }
 
 /// A shared layer: one Flux Kustomization per cell.
@@ -275,8 +289,9 @@ pub fn default_vpc_prefix_length() -> u8 {
     16
 }
 
-/// VPC sizes network.tf can split (see [`NetworkSettings::vpc_prefix_length`]).
-pub const VPC_PREFIX_LENGTHS: std::ops::RangeInclusive<u8> = 16..=20;
+/// VPC sizes network.tf can split (see [`NetworkSettings::vpc_prefix_length`]): a /20 would give
+/// /28 public subnets, below the /27 an ALB needs.
+pub const VPC_PREFIX_LENGTHS: std::ops::RangeInclusive<u8> = 16..=19;
 
 /// Why `arn` cannot be an access entry's principal, if it cannot.
 pub fn admin_role_arn_problem(arn: &str) -> Option<String> {
@@ -528,7 +543,7 @@ impl Config {
             return Err(fail(
                 "vpc_prefix_length",
                 format!(
-                    "network.vpc_prefix_length is {length}: a cell's VPC is a /{}../{} (network.tf splits it into subnets) and must fit in the pool {pool}",
+                    "network.vpc_prefix_length is {length}: a cell's VPC is a /{}../{} (network.tf splits it into subnets; a /20 would give public subnets of /28, smaller than the /27 an ALB needs) and must fit in the pool {pool}",
                     VPC_PREFIX_LENGTHS.start(),
                     VPC_PREFIX_LENGTHS.end()
                 ),
@@ -589,6 +604,30 @@ impl Config {
                     ),
                 ));
             }
+        }
+        self.validate_platform(text, path)
+    }
+
+    /// The settings of src/model/platform.rs (node images, Cilium, DNS zones, Karpenter's NodePool).
+    fn validate_platform(&self, text: &str, path: &Utf8Path) -> Result<(), CellgenError> {
+        let fail = |p: crate::model::platform::Problem| CellgenError::MalformedConfig {
+            path: path.to_path_buf(),
+            line: line_of(text, &p.needle),
+            message: p.message,
+        };
+        let envs = &self.environments;
+        if let Some(node_groups) = &self.node_groups {
+            node_groups.validate(envs, text).map_err(fail)?;
+        }
+        if let Some(cilium) = &self.cilium {
+            cilium.validate(envs).map_err(fail)?;
+        }
+        if let Some(dns) = &self.dns {
+            dns.validate(envs).map_err(fail)?;
+        }
+        if let Some(karpenter) = &self.karpenter {
+            crate::model::platform::validate_node_pools(&karpenter.node_pool, envs)
+                .map_err(fail)?;
         }
         Ok(())
     }

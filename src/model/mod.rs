@@ -11,6 +11,7 @@ pub mod flux_settings;
 pub mod generated;
 pub mod ignore;
 pub mod keys;
+pub mod platform;
 pub mod provenance;
 pub mod repo;
 pub mod scaffold;

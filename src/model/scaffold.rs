@@ -28,6 +28,8 @@ pub struct RepoSettings {
     pub state_region: Option<String>,
     pub admin_role_arns: Vec<String>,
     pub public_endpoint_cidrs: Vec<String>,
+    /// dns.zones of every environment; none: the section is a commented example.
+    pub dns_zones: Vec<String>,
     /// The Git host's SSH keys, one known_hosts line each (`git.known_hosts`).
     pub git_known_hosts: Vec<String>,
 }
@@ -43,6 +45,97 @@ pub fn default_ami_alias(environment: &str) -> &'static str {
         "al2023@latest"
     } else {
         PINNED_AMI_ALIAS
+    }
+}
+
+/// What templates/repo/cellgen.yaml.j2 writes of src/model/platform.rs's settings, by environment.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlatformContext {
+    pub node_ami_releases: Vec<NodePins>,
+    pub cilium_versions: Vec<EnvValue>,
+    pub karpenter_node_pools: Vec<EnvPool>,
+    /// Empty: the section is written as a commented example.
+    pub dns_zones: Vec<EnvZones>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodePins {
+    pub environment: String,
+    pub pins: Vec<NodePin>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodePin {
+    pub kubernetes_version: String,
+    pub release: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvValue {
+    pub environment: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvPool {
+    pub environment: String,
+    pub pool: crate::model::platform::NodePool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvZones {
+    pub environment: String,
+    pub zones: Vec<String>,
+}
+
+impl PlatformContext {
+    /// A new repository's: every environment's node groups pinned to [`crate::model::platform::AMI_RELEASE`]
+    /// for the default Kubernetes version, the newest Cilium, the default NodePools, no DNS zones.
+    pub fn defaults(environments: &[String], kubernetes_version: &str) -> PlatformContext {
+        let release = crate::model::platform::ami_release_version(kubernetes_version)
+            .map(str::to_string)
+            .unwrap_or_else(|| "latest".into());
+        PlatformContext {
+            node_ami_releases: environments
+                .iter()
+                .map(|env| NodePins {
+                    environment: env.clone(),
+                    pins: vec![NodePin {
+                        kubernetes_version: kubernetes_version.to_string(),
+                        release: release.clone(),
+                    }],
+                })
+                .collect(),
+            cilium_versions: environments
+                .iter()
+                .map(|env| EnvValue {
+                    environment: env.clone(),
+                    version: crate::model::platform::CILIUM_VERSION.into(),
+                })
+                .collect(),
+            karpenter_node_pools: environments
+                .iter()
+                .map(|env| EnvPool {
+                    environment: env.clone(),
+                    pool: crate::model::platform::default_node_pool(env),
+                })
+                .collect(),
+            dns_zones: Vec::new(),
+        }
+    }
+
+    /// The same zones in every environment (none: no `dns` section).
+    pub fn with_dns_zones(mut self, environments: &[String], zones: &[String]) -> PlatformContext {
+        if !zones.is_empty() {
+            self.dns_zones = environments
+                .iter()
+                .map(|env| EnvZones {
+                    environment: env.clone(),
+                    zones: zones.to_vec(),
+                })
+                .collect();
+        }
+        self
     }
 }
 
@@ -73,6 +166,7 @@ pub fn seed_config(templates: &Templates) -> Result<Config, CellgenError> {
         state_region: Some("eu-west-2".into()),
         admin_role_arns: vec!["arn:aws:iam::123456789012:role/admin".into()],
         public_endpoint_cidrs: vec!["203.0.113.0/24".into()],
+        dns_zones: Vec::new(),
         git_known_hosts: vec![format!(
             "example.com {}",
             crate::model::flux_settings::GITHUB_KNOWN_HOSTS[0]
@@ -147,6 +241,8 @@ pub fn adopt(
     struct Context<'a> {
         #[serde(flatten)]
         settings: &'a RepoSettings,
+        #[serde(flatten)]
+        platform: PlatformContext,
         cellgen_version: &'static str,
         vpc_cidr_pool: String,
         vpc_prefix_length: u8,
@@ -156,6 +252,8 @@ pub fn adopt(
     }
     let context = Context {
         settings,
+        platform: PlatformContext::defaults(&settings.environments, &settings.kubernetes_version)
+            .with_dns_zones(&settings.environments, &settings.dns_zones),
         cellgen_version: VERSION,
         flux_version: crate::model::flux_settings::FLUX_VERSION,
         flux_operator_version: crate::model::flux_settings::FLUX_OPERATOR_VERSION,
@@ -292,6 +390,7 @@ struct CellContext<'a> {
     egress_gateway: bool,
     forget_flux_bootstrap: bool,
     vpc_cidr: &'a str,
+    vpc_cidr_pool: &'a str,
     git_url: &'a str,
     git_branch: &'a str,
     state_bucket: Option<&'a str>,
@@ -354,6 +453,7 @@ pub fn cell_files(
             message: "terraform.state_bucket is set but terraform.state_region is not: the backend needs the bucket's own region (every cell shares the bucket), so add `state_region: <bucket-region>` under `terraform:`".into(),
         });
     }
+    check_platform_settings(config, cell, &inputs.kubernetes_version)?;
     let context = CellContext {
         cell: &cell.name,
         region: &cell.region,
@@ -363,6 +463,7 @@ pub fn cell_files(
         egress_gateway: inputs.egress_gateway,
         forget_flux_bootstrap: inputs.forget_flux_bootstrap,
         vpc_cidr: &inputs.vpc_cidr,
+        vpc_cidr_pool: &config.network.vpc_cidr_pool,
         git_url: &config.git.url,
         git_branch: &config.git.branch,
         state_bucket: config.terraform.state_bucket.as_deref(),
@@ -423,4 +524,49 @@ pub fn cell_files(
         files.insert(tf_dir.join(file), templates.render(&name, &context)?);
     }
     Ok(files)
+}
+
+/// The settings every cell's stack reads from cellgen.yaml at plan time for its environment
+/// (src/model/platform.rs): without them `terraform plan` fails, much later, so the cell is refused now.
+fn check_platform_settings(
+    config: &Config,
+    cell: &CellName,
+    kubernetes_version: &str,
+) -> Result<(), CellgenError> {
+    let env = &cell.environment;
+    let missing = |setting: String, example: String| CellgenError::InvalidFile {
+        path: CONFIG_FILE.into(),
+        message: format!(
+            "cell {} reads `{setting}` (its Terraform does, when it plans), which cellgen.yaml lacks: add it{example}. `cellgen upgrade` adds the settings a repository made by an older cellgen lacks",
+            cell.name
+        ),
+    };
+    let pinned = config
+        .node_groups
+        .as_ref()
+        .and_then(|n| n.pinned(env, kubernetes_version));
+    if pinned.is_none() {
+        let release = crate::model::platform::ami_release_version(kubernetes_version)
+            .unwrap_or("<version>-<date>");
+        return Err(missing(
+            format!("node_groups.ami_release_version.{env}.\"{kubernetes_version}\""),
+            format!(
+                " (the node groups' image for Kubernetes {kubernetes_version}: under `node_groups:` `ami_release_version:` `{env}:`, `\"{kubernetes_version}\": {release}`, a release listed at https://github.com/awslabs/amazon-eks-ami/releases)"
+            ),
+        ));
+    }
+    if !config
+        .cilium
+        .as_ref()
+        .is_some_and(|c| c.version.contains_key(env.as_str()))
+    {
+        return Err(missing(
+            format!("cilium.version.{env}"),
+            format!(
+                " (Cilium's chart version: under `cilium:` `version:`, `{env}: {}`)",
+                crate::model::platform::CILIUM_VERSION
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -2,6 +2,7 @@
 //! (new and regenerate, components, keys, upgrade, remove-cell). They may use analyses; they
 //! never prompt or print.
 
+pub mod cilium_version;
 pub mod components;
 pub mod git_source;
 pub mod keys;

@@ -481,6 +481,20 @@ pub fn cell_steps(config: &Config, cell: &CellName, layers: &[Layer]) -> Vec<Ste
             shell::command(&["terraform", &chdir, "destroy"]),
         ],
     });
+    // A prod cluster has EKS deletion protection (cluster.tf, issue 19): turned off by an apply
+    // of its own first, or the destroy fails once everything else is gone.
+    if cell.environment == "prod"
+        && let Some(destroy) = steps.last_mut()
+    {
+        let at = destroy.commands.len().saturating_sub(1);
+        destroy.commands.insert(
+            at,
+            format!("terraform -chdir={tf} apply -var deletion_protection=false"),
+        );
+        if let Some(command) = destroy.commands.last_mut() {
+            command.push_str(" -var deletion_protection=false");
+        }
+    }
     steps.push(Step {
         title: "Remove the stack from Git too, then merge".into(),
         commands: vec![shell::command(&[

@@ -109,8 +109,8 @@ fn a_misspelt_chart_field_in_a_component() {
     edit(
         dir.path(),
         file,
-        "      version: 3.13.0",
-        "      verison: 3.13.0",
+        "      version: 3.13.1",
+        "      verison: 3.13.1",
     );
     let (code, report) = check_json(dir.path(), &[]);
     assert_eq!(code, 1);

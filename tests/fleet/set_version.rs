@@ -262,3 +262,79 @@ fn a_cells_own_version_leaves_with_the_component() {
     assert_eq!(helm_version(root, DEV), helm_version(root, PROD));
     check_green(root);
 }
+
+/// Cilium is installed by Terraform, so its version is a line per environment in cellgen.yaml,
+/// which every cell's cni.tf reads (issue 19): `set-version cilium` moves one environment per
+/// change, one minor version at a time, and refuses `--cell`.
+#[test]
+fn cilium_moves_one_environment_per_change_through_cellgen_yaml() {
+    let dir = fleet();
+    let root = dir.path();
+    let cni = read(&root.join(format!("terraform/cells/{DEV}/cni.tf")));
+    assert!(
+        cni.contains("  version   = local.settings.cilium.version[var.environment]\n"),
+        "{cni}"
+    );
+    let config = root.join("cellgen.yaml");
+    let version_of = |env: &str| -> String {
+        let settings: Value = yaml_serde::from_str(&read(&config)).unwrap();
+        settings["cilium"]["version"][env]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(version_of("dev"), "1.20.0");
+    // Go back a release in every environment first, as a repository that runs 1.19 would.
+    edit_file(
+        root,
+        "cellgen.yaml",
+        "    dev: 1.20.0\n    staging: 1.20.0\n    prod: 1.20.0\n",
+        "    dev: 1.19.6\n    staging: 1.19.6\n    prod: 1.19.6\n",
+    );
+    let (out, changed) = apply_once(root, &["set-version", "cilium", "1.20.0", "--env", "dev"]);
+    assert_eq!(changed, ["cellgen.yaml"]);
+    assert!(out.contains("dev: cilium 1.19.6 -> 1.20.0"), "{out}");
+    assert_eq!(
+        (version_of("dev").as_str(), version_of("staging").as_str()),
+        ("1.20.0", "1.19.6")
+    );
+    check_green(root);
+    // A step Cilium does not support, a malformed version, a cell: refused, nothing written.
+    run_fails(
+        root,
+        &["set-version", "cilium", "1.21.0", "--env", "staging"],
+        2,
+        &[
+            "staging runs Cilium 1.19.6",
+            "one minor version at a time",
+            "1.20.x",
+        ],
+    );
+    run_fails(
+        root,
+        &["set-version", "cilium", "1.20", "--env", "prod"],
+        2,
+        &["not a Cilium release"],
+    );
+    run_fails(
+        root,
+        &["set-version", "cilium", "1.20.0", "--cell", PROD],
+        2,
+        &["per environment", "--env"],
+    );
+    run_fails(
+        root,
+        &["set-version", "cilium", "1.20.0", "--env", "qa"],
+        2,
+        &["`qa`"],
+    );
+    // Every environment at once.
+    let (out, _) = apply_once(root, &["set-version", "cilium", "1.20.0"]);
+    assert!(
+        out.contains("staging: cilium 1.19.6 -> 1.20.0")
+            && out.contains("prod: cilium 1.19.6 -> 1.20.0"),
+        "{out}"
+    );
+    let out = run_ok(root, &["set-version", "cilium", "1.20.0"]);
+    assert!(out.contains("already run"), "{out}");
+}

@@ -203,8 +203,21 @@ fn two_new_in_one_empty_directory_make_one_repository_with_both_cells() {
     let dir = temp_dir();
     let staging = "us-east-1-staging";
     let children = vec![
-        spawn(dir.path(), &["new", PROD, "--git-url", GIT_URL]),
-        spawn(dir.path(), &["new", staging, "--git-url", GIT_URL]),
+        spawn(
+            dir.path(),
+            &["new", PROD, "--git-url", GIT_URL, "--dns-zones", DNS_ZONE],
+        ),
+        spawn(
+            dir.path(),
+            &[
+                "new",
+                staging,
+                "--git-url",
+                GIT_URL,
+                "--dns-zones",
+                DNS_ZONE,
+            ],
+        ),
     ];
     all_succeed(children);
     // Whichever ran first took the pool's first VPC block: the result is one of the two orders.

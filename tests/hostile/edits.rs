@@ -420,7 +420,7 @@ fn metadata_cases() -> Vec<Case> {
             },
             args: &["add-component", "external-dns"],
             expect: Expect::Succeeds(|root, _| {
-                assert_data_keys(root, &["external_dns_role_arn"]);
+                assert_data_keys(root, &["external_dns_role_arn", "external_dns_domains"]);
                 let parsed = stack(root);
                 let other = &parsed["cell-metadata.tf"]["resource"]["kubernetes_config_map_v1"]["app"]
                     [0]["data"];

@@ -1,6 +1,7 @@
 //! Cluster access: the admin roles cellgen.yaml names get access entries, nobody gets it implicitly; the endpoints.
 
 use super::*;
+use support::console::{eval, local_source, source_of};
 
 /// What `local.<name>` of settings.tf evaluates to: the path it follows in the YAML file that
 /// `local.settings` decodes, read from the file that path resolves to.
@@ -147,4 +148,98 @@ fn cluster_access_flags_are_checked() {
             && config.contains("  admin_role_arns: []"),
         "{config}"
     );
+}
+
+/// The plan stops unless its caller holds one of the admin roles (issue 19): compared through
+/// the stack's own expressions, paths aside (an SSO role's issuer ARN has one, the list may not).
+#[test]
+fn a_plan_by_a_role_not_listed_stops_before_the_cluster_exists() {
+    let sso = "arn:aws:iam::123456789012:role/AWSReservedSSO_PlatformAdmin_0123abcd";
+    let dir = temp_dir();
+    new_cell(
+        dir.path(),
+        &[
+            PROD,
+            "--admin-role-arn",
+            &format!("{ADMIN},{CI_ROLE},{sso}"),
+        ],
+    );
+    let stack = stack_dir(dir.path(), PROD);
+    let parsed = hcl_parse_dir(&stack);
+    let context = block(
+        &parsed,
+        "cluster.tf",
+        &["data", "aws_iam_session_context", "current"],
+    );
+    assert_eq!(context["arn"], "${data.aws_caller_identity.current.arn}");
+    let partition = block(&parsed, "cluster.tf", &["data", "aws_partition", "current"]);
+    let precondition = partition["lifecycle"][0]["precondition"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| source_of(&p["condition"]).contains("caller_role"))
+        .expect("no precondition on the caller")
+        .clone();
+    assert_eq!(
+        source_of(&precondition["condition"]),
+        "contains(local.admin_roles, local.caller_role)"
+    );
+    assert!(
+        precondition["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("${data.aws_iam_session_context.current.issuer_arn}")
+    );
+    let admin_roles = local_source(&parsed, "admin_roles");
+    let caller_role = local_source(&parsed, "caller_role");
+    assert!(caller_role.contains("data.aws_iam_session_context.current.issuer_arn"));
+    let allowed = |issuer: &str| -> bool {
+        let caller = caller_role.replace(
+            "data.aws_iam_session_context.current.issuer_arn",
+            &format!("{issuer:?}"),
+        );
+        let values = eval(
+            &stack,
+            &[
+                ("admin_roles", admin_roles.clone()),
+                ("caller_role", caller),
+            ],
+            &[],
+            &["contains(local.admin_roles, local.caller_role)"],
+        )
+        .unwrap();
+        values[0].as_bool().unwrap()
+    };
+    assert!(allowed(ADMIN));
+    // The CI role is listed with its path (ci/), the SSO role without the one AWS gives it.
+    assert!(allowed(CI_ROLE));
+    assert!(allowed(&format!(
+        "arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/eu-west-2/{}",
+        sso.rsplit('/').next().unwrap()
+    )));
+    assert!(!allowed("arn:aws:iam::123456789012:role/developer"));
+    assert!(!allowed("arn:aws:iam::210987654321:role/platform-admin"));
+    assert!(!allowed("arn:aws:iam::123456789012:user/platform-admin"));
+}
+
+/// The API is private unless `init` is told who may reach it (issue 19).
+#[test]
+fn the_public_endpoint_is_off_unless_cidrs_are_given() {
+    let dir = temp_dir();
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args(["init", "--git-url", GIT_URL, "--admin-role-arn", ADMIN])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the clusters' API stays private")
+            && stderr.contains("--public-endpoint-cidrs"),
+        "{stderr}"
+    );
+    let config = read(&dir.path().join("cellgen.yaml"));
+    assert!(config.contains("  public_endpoint_cidrs: []\n"), "{config}");
+    assert!(!config.contains("0.0.0.0/0"), "{config}");
 }

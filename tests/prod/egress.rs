@@ -42,8 +42,10 @@ fn the_egress_gateway_has_fixed_addresses_an_output_and_a_policy_for_its_nodes()
         );
     }
     let nodes = block(&parsed, "egress.tf", &["module", "egress_node_group"]);
+    // The gateway subnets, read through their route table associations: the nodes start once the
+    // NAT gateway is their default route.
     assert_eq!(
-        nodes["subnet_ids"], "${aws_subnet.egress[*].id}",
+        nodes["subnet_ids"], "${aws_route_table_association.egress[*].subnet_id}",
         "gateway nodes are not in the gateway subnets"
     );
     let output = block(&parsed, "egress.tf", &["output", "egress_ips"]);
@@ -70,6 +72,14 @@ fn the_egress_gateway_has_fixed_addresses_an_output_and_a_policy_for_its_nodes()
         (Some("udp"), Some(8472), Some(8472), Some(true))
     );
 
+    // Gateway nodes follow Cilium and their NAT route through values, never a module-level
+    // depends_on (which defers every data source inside the module at each Cilium change).
+    assert!(
+        nodes.get("depends_on").is_none(),
+        "module.egress_node_group has depends_on"
+    );
+    assert_eq!(nodes["cluster_name"], "${local.cluster_name_after_cni}");
+
     // The policy: in the cell's directory, listed by its kustomization, selecting the gateway
     // nodes by the label their node group gives them, and leaving VPC traffic alone.
     let policy = &load_yaml_file(&root.join(format!("cells/{PROD}/egress-gateway.yaml")))[0].value;
@@ -94,10 +104,14 @@ fn the_egress_gateway_has_fixed_addresses_an_output_and_a_policy_for_its_nodes()
         policy["spec"]["destinationCIDRs"],
         serde_json::json!(["0.0.0.0/0"])
     );
-    assert_eq!(
-        policy["spec"]["excludedCIDRs"],
-        serde_json::json!([tfvars_cidr(root, PROD)])
-    );
+    // The whole VPC pool, not only this cell's block: traffic to every other cell stays on the
+    // private routes, never out through the NAT gateways (issue 19).
+    let pool: Value = yaml_serde::from_str::<Value>(&read(&root.join("cellgen.yaml"))).unwrap()
+        ["network"]["vpc_cidr_pool"]
+        .clone();
+    assert_eq!(pool, "10.0.0.0/8");
+    assert_eq!(policy["spec"]["excludedCIDRs"], serde_json::json!([pool]));
+    assert_ne!(tfvars_cidr(root, PROD), "10.0.0.0/8");
     assert_eq!(
         policy["spec"]["selectors"][0]["podSelector"]["matchLabels"]["egress.cellgen.io/gateway"],
         "true"

@@ -313,6 +313,8 @@ fn on_a_terminal_the_keys_of_another_host_are_asked_for() {
             ADMIN,
             "--public-endpoint-cidrs",
             "203.0.113.0/24",
+            "--dns-zones",
+            DNS_ZONE,
             "--kubernetes-version",
             "1.34",
             "--no-egress-gateway",

@@ -15,9 +15,12 @@ mod egress;
 mod flux;
 mod karpenter;
 mod network;
+mod nodes;
+mod privilege;
 mod repo;
 mod state;
 mod teardown;
+mod versions;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -31,7 +31,8 @@ fn each_cell_gets_the_next_free_block_and_an_overlap_is_refused() {
         assert!(stderr.contains(word), "no `{word}` in {stderr}");
     }
     for (cidr, words) in [
-        ("10.8.0.0/24", "a /16 to /20"),
+        ("10.8.0.0/24", "a /16 to /19"),
+        ("10.8.0.0/20", "smaller than the /27 an ALB needs"),
         ("10.8.0.1/16", "host bits set"),
     ] {
         let out = run(root, &["new", "eu-west-1-dev", "--vpc-cidr", cidr]);
@@ -288,9 +289,12 @@ fn subnets(expression: &str, vpc: (u32, u32), zones: u32) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// Every subnet of the smallest block cellgen allows is at least a /27, the smallest subnet an
+/// ALB accepts (and larger than the /28 EKS needs for its control plane's interfaces); no two
+/// overlap, none leaves the block, for three zones and for two (us-west-1).
 #[test]
-fn the_subnets_of_a_cell_never_overlap_and_stay_in_its_block() {
-    let dir = new_repo(&[&format!("{PROD} --egress-gateway --vpc-cidr 10.20.0.0/20")]);
+fn the_subnets_of_a_cell_never_overlap_stay_in_its_block_and_fit_an_alb() {
+    let dir = new_repo(&[&format!("{PROD} --egress-gateway --vpc-cidr 10.20.0.0/19")]);
     let parsed = hcl_parse_dir(&stack_dir(dir.path(), PROD));
     let vpc = block(&parsed, "network.tf", &["module", "vpc"]);
     let mut all = Vec::new();
@@ -299,21 +303,26 @@ fn the_subnets_of_a_cell_never_overlap_and_stay_in_its_block() {
     }
     let egress = block(&parsed, "egress.tf", &["resource", "aws_subnet", "egress"]);
     all.push(("egress", egress["cidr_block"].as_str().unwrap().to_string()));
-    for (prefix, base) in [(16u32, 10u32 << 24), (20, (10 << 24) | (20 << 16))] {
+    for ((prefix, base), zones) in [(16u32, 10u32 << 24), (19, (10 << 24) | (20 << 16))]
+        .into_iter()
+        .flat_map(|block| [(block, 3), (block, 2)])
+    {
         let blocks: Vec<(&str, (u32, u32))> = all
             .iter()
             .flat_map(|(name, e)| {
-                subnets(e, (base, prefix), 3)
+                subnets(e, (base, prefix), zones)
                     .into_iter()
                     .map(move |b| (*name, b))
             })
             .collect();
+        assert_eq!(blocks.len(), all.len() * zones as usize);
         let end = |(start, len): (u32, u32)| u64::from(start) + (1u64 << (32 - len));
         for (i, (a_name, a)) in blocks.iter().enumerate() {
             assert!(
                 a.0 >= base && end(*a) <= u64::from(base) + (1u64 << (32 - prefix)),
                 "{a_name} leaves the /{prefix}"
             );
+            assert!(a.1 <= 27, "/{prefix}: {a_name} {a:?} is smaller than a /27");
             for (b_name, b) in &blocks[i + 1..] {
                 assert!(
                     end(*a) <= u64::from(b.0) || end(*b) <= u64::from(a.0),

@@ -369,3 +369,46 @@ fn generated_stacks_are_terraform_fmt_clean() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// What `terraform init`, `plan` and `apply` leave in a stack stays out of Git; the lock file
+/// goes in (issue 19). Asked of Git itself.
+#[test]
+fn a_stack_keeps_terraforms_local_files_out_of_git_and_its_lock_file_in() {
+    let dir = new_repo(&[PROD]);
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    let stack = format!("terraform/cells/{PROD}");
+    let ignored = |file: &str| -> bool {
+        let out = std::process::Command::new("git")
+            .current_dir(root)
+            .args(["check-ignore", "-q", "--no-index"])
+            .arg(format!("{stack}/{file}"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", root)
+            .status()
+            .unwrap();
+        out.success()
+    };
+    for file in [
+        ".terraform/providers/registry.terraform.io/hashicorp/aws/6.66.0/linux_amd64/terraform-provider-aws",
+        ".terraform/modules/modules.json",
+        "terraform.tfstate",
+        "terraform.tfstate.backup",
+        ".terraform.tfstate.lock.info",
+        "plan.tfplan",
+        "tfplan",
+        "crash.log",
+    ] {
+        assert!(ignored(file), "{file} is not ignored");
+    }
+    for file in [
+        ".terraform.lock.hcl",
+        "cluster.tf",
+        "terraform.tfvars",
+        ".gitignore",
+    ] {
+        assert!(!ignored(file), "{file} is ignored");
+    }
+    let text = read(&root.join(&stack).join(".gitignore"));
+    assert!(text.contains("Commit .terraform.lock.hcl"), "{text}");
+}

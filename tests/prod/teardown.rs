@@ -273,3 +273,37 @@ esac"#,
     ]);
     assert!(skipped.status.success());
 }
+
+/// A prod cluster has deletion protection (issue 19), so the printed tear-down of a prod cell
+/// turns it off with an apply of its own before the destroy; other cells destroy as they are.
+#[test]
+fn the_tear_down_of_a_prod_cell_turns_deletion_protection_off_first() {
+    let dir = new_repo(&[PROD, STAGING]);
+    let root = dir.path();
+    for (cell, protected) in [(PROD, true), (STAGING, false)] {
+        let out = run(root, &["remove-cell", cell]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tf = format!("terraform -chdir=terraform/cells/{cell}");
+        let apply = format!("{tf} apply -var deletion_protection=false");
+        let lines: Vec<&str> = stdout.lines().map(str::trim).collect();
+        let destroy = lines
+            .iter()
+            .position(|l| l.starts_with(&format!("{tf} destroy")))
+            .unwrap_or_else(|| panic!("{cell}: no destroy in\n{stdout}"));
+        if protected {
+            let off = lines
+                .iter()
+                .position(|l| *l == apply)
+                .unwrap_or_else(|| panic!("{stdout}"));
+            assert!(off < destroy, "{stdout}");
+            assert!(lines[destroy].ends_with("destroy -var deletion_protection=false"));
+        } else {
+            assert!(!stdout.contains("deletion_protection"), "{stdout}");
+        }
+    }
+}

@@ -14,11 +14,14 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 use tempfile::TempDir;
 
+pub mod console;
 pub mod flux_instance;
 pub mod terraform;
 
 /// The Git URL every generated test repository syncs from.
 pub const GIT_URL: &str = "ssh://git@github.com/acme/infra.git";
+/// The hosted zone every test repository gives external-dns and cert-manager (`--dns-zones`).
+pub const DNS_ZONE: &str = "example.com";
 
 /// The Flux layers of the default cellgen.yaml, in order.
 pub const LAYERS: &[&str] = &["controllers", "configs", "apps"];
@@ -90,7 +93,7 @@ pub fn new_cell(dir: &Path, args: &[&str]) -> std::process::Output {
         .arg(dir)
         .arg("new")
         .args(args)
-        .args(["--git-url", GIT_URL])
+        .args(["--git-url", GIT_URL, "--dns-zones", DNS_ZONE])
         .output()
         .expect("cannot run cellgen");
     assert!(

@@ -61,7 +61,8 @@ pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &
     findings.extend(per_cell.into_iter().flatten());
 }
 
-/// Every file under `dir` (listed through the store), skipping hidden entries (`.terraform/`).
+/// Every file under `dir` (listed through the store), skipping hidden directories (`.terraform/`)
+/// but not hidden files: a stack's `.gitignore` is cellgen's and merged by `upgrade` like the rest.
 /// A name that is not UTF-8 is a finding: no part of `check` could read that file by name.
 fn walk(
     files: &FileStore,
@@ -69,7 +70,9 @@ fn walk(
     out: &mut Vec<Utf8PathBuf>,
     findings: &mut Vec<Finding>,
 ) {
-    match crate::model::repo::files_under_in(files, dir, true, &|name, _| name.starts_with('.')) {
+    match crate::model::repo::files_under_in(files, dir, true, &|name, is_dir| {
+        is_dir && name.starts_with('.')
+    }) {
         Ok(files) => out.extend(files),
         Err(e) => {
             // Unreadable otherwise: the checks that read these files report it.

@@ -144,6 +144,14 @@ pub fn check_settings(
                 cell.environment,
                 crate::model::scaffold::default_ami_alias(&cell.environment)
             ),
+            (["karpenter", "node_pool"], true) => format!(
+                " (under `karpenter:`, `node_pool:` with one entry per environment, e.g. `{}: {{architectures: [amd64], capacity_types: [on-demand], consolidate_after: 10m, disruption_budgets: [{{nodes: \"10%\"}}]}}`)",
+                cell.environment
+            ),
+            (["dns", "zones"], true) => format!(
+                " (the Route53 hosted zones, by name, that {} cells may change: a `dns:` section with `zones:` and one entry per environment, e.g. `{}: [example.com]`; `[\"*\"]` allows every zone)",
+                cell.environment, cell.environment
+            ),
             _ => String::new(),
         };
         return Err(CellgenError::InvalidFile {

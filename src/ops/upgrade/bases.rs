@@ -40,6 +40,56 @@ const HISTORY: &[(&str, &str)] = &[
         "terraform/cells/*/karpenter.tf",
         include_str!("v0_1_0/karpenter.tf"),
     ),
+    // The catalog as 0.1.0 (and 0.2.0) generated it, before issue 19 moved its chart pins, the
+    // external-dns zones and policy, the External Secrets store and Karpenter's NodePool.
+    (
+        "components/aws-ebs-csi-driver/controllers/helmrelease.yaml",
+        include_str!("v0_1_0/aws-ebs-csi-driver-helmrelease.yaml"),
+    ),
+    (
+        "components/cert-manager/controllers/helmrelease.yaml",
+        include_str!("v0_1_0/cert-manager-helmrelease.yaml"),
+    ),
+    (
+        "components/external-dns/controllers/helmrelease.yaml",
+        include_str!("v0_1_0/external-dns-helmrelease.yaml"),
+    ),
+    (
+        "components/external-secrets/controllers/helmrelease.yaml",
+        include_str!("v0_1_0/external-secrets-helmrelease.yaml"),
+    ),
+    (
+        "components/external-secrets/configs/cluster-secret-store.yaml",
+        include_str!("v0_1_0/cluster-secret-store.yaml"),
+    ),
+    (
+        "components/karpenter/configs/nodepool.yaml",
+        include_str!("v0_1_0/nodepool.yaml"),
+    ),
+    (
+        "components/karpenter/controllers/ocirepository.yaml",
+        include_str!("v0_1_0/karpenter-ocirepository.yaml"),
+    ),
+    (
+        "components/kyverno/controllers/helmrelease.yaml",
+        include_str!("v0_1_0/kyverno-helmrelease.yaml"),
+    ),
+    (
+        "components/metrics-server/controllers/helmrelease.yaml",
+        include_str!("v0_1_0/metrics-server-helmrelease.yaml"),
+    ),
+    (
+        "terraform/cells/*/cert-manager.tf",
+        include_str!("v0_1_0/cert-manager.tf"),
+    ),
+    (
+        "terraform/cells/*/external-dns.tf",
+        include_str!("v0_1_0/external-dns.tf"),
+    ),
+    (
+        "terraform/cells/*/external-secrets.tf",
+        include_str!("v0_1_0/external-secrets.tf"),
+    ),
 ];
 
 /// Texts older cellgen versions generated at `path` without recording them (`git_branch`: the
@@ -276,7 +326,8 @@ mod tests {
         let at = |p: &str| history(Utf8Path::new(p), "trunk");
         assert_eq!(at("terraform/cells/eu-west-2-prod/karpenter.tf").len(), 1);
         assert!(at("terraform/cells/a/b/karpenter.tf").is_empty());
-        assert!(at("components/karpenter/configs/nodepool.yaml").is_empty());
+        assert!(at("components/karpenter/configs/kustomization.yaml").is_empty());
+        assert_eq!(at("components/karpenter/configs/nodepool.yaml").len(), 1);
         let workflow = at(".github/workflows/cellgen.yaml");
         assert!(workflow[0].contains("branches: [trunk]"), "{}", workflow[0]);
         assert!(workflow[0].contains("--tag v0.1.0"), "{}", workflow[0]);

@@ -14,6 +14,7 @@
 mod bases;
 mod files;
 mod flux;
+mod platform;
 mod rebuild;
 mod requests;
 mod settings;
@@ -125,8 +126,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
             cell_components(plan, &before, &catalog, cell)?,
         );
     }
-    let karpenter = running.values().flatten().any(|c| c == "karpenter");
-    let (added, mut notices) = settings::upgrade(plan, &templates, &all, karpenter)?;
+    let (added, mut notices) = settings::upgrade(plan, &templates, &all, &running)?;
     crate::model::schema::plan_all(plan)?;
     crate::model::ignore::plan_gitignore(plan)?;
     let (config, _) = components::planned_config(plan)?;

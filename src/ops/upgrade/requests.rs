@@ -215,6 +215,7 @@ pub fn repository_requests(
         state_region: config.terraform.state_region.clone(),
         admin_role_arns: config.cluster_access.admin_role_arns.clone(),
         public_endpoint_cidrs: config.cluster_access.public_endpoint_cidrs.clone(),
+        dns_zones: Vec::new(),
         git_known_hosts: crate::model::flux_settings::known_hosts_lines(
             config.git.known_hosts.as_deref().unwrap_or_default(),
         ),

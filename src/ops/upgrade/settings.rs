@@ -5,6 +5,7 @@
 //! else in the file changes.
 
 use camino::Utf8Path;
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -12,7 +13,7 @@ use super::Notice;
 use crate::error::CellgenError;
 use crate::model::config::{CONFIG_FILE, Config, line_of};
 use crate::model::repo::cell_terraform_dir;
-use crate::model::scaffold::{RepoSettings, default_ami_alias};
+use crate::model::scaffold::{PlatformContext, RepoSettings, default_ami_alias};
 use crate::model::schema::{self, SchemaFile};
 use crate::ports::templates::Templates;
 use crate::writer::plan::Plan;
@@ -22,13 +23,14 @@ const OPEN_ENDPOINT: &str = "0.0.0.0/0";
 const EC2NODECLASS: &str = "components/karpenter/configs/ec2nodeclass.yaml";
 
 /// Brings cellgen.yaml's settings up to date in `plan`; says what it added and what the user
-/// must decide. `cells`: every cell of the repository.
+/// must decide. `cells`: every cell of the repository; `running`: the components each runs.
 pub fn upgrade(
     plan: &mut Plan,
     templates: &Templates,
     cells: &[String],
-    karpenter_used: bool,
+    running: &BTreeMap<String, Vec<String>>,
 ) -> Result<(Vec<String>, Vec<Notice>), CellgenError> {
+    let karpenter_used = running.values().flatten().any(|c| c == "karpenter");
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
     let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
     let value: yaml_serde::Value =
@@ -58,7 +60,18 @@ pub fn upgrade(
     }
 
     let aliases = ami_aliases(plan, &config, karpenter_used, &mut notices)?;
-    let rendered = render_template(templates, &config, state_region, &aliases)?;
+    // What every cell runs below Flux (src/model/platform.rs, issue 19).
+    let missing = super::platform::Missing {
+        node_groups: !has("node_groups"),
+        cilium: !has("cilium"),
+        dns: !has("dns"),
+        node_pool: value
+            .get("karpenter")
+            .is_none_or(|k| k.get("node_pool").is_none()),
+    };
+    let platform =
+        super::platform::values(plan, &config, running, missing, &mut notices, &mut added)?;
+    let rendered = render_template(templates, &config, state_region, &aliases, &platform)?;
     let mut blocks = String::new();
     if !has("cluster_access") {
         blocks.push_str(&section(&rendered, "cluster_access"));
@@ -86,6 +99,21 @@ pub fn upgrade(
         blocks.push_str(&section(&rendered, "karpenter"));
         let list: Vec<String> = aliases.iter().map(|(e, a)| format!("{e}: {a}")).collect();
         added.push(format!("karpenter.ami_alias: {}", list.join(", ")));
+    } else if missing.node_pool {
+        edited = append_to_section(
+            &edited,
+            "karpenter",
+            &subsection(&rendered, "karpenter", "node_pool"),
+        );
+    }
+    for (key, wanted) in [
+        ("node_groups", missing.node_groups),
+        ("cilium", missing.cilium),
+        ("dns", missing.dns && !platform.dns_zones.is_empty()),
+    ] {
+        if wanted {
+            blocks.push_str(&section(&rendered, key));
+        }
     }
     // Flux (0.3.0): the releases the Flux Operator installs, and the Git host's keys.
     if !has("flux") {
@@ -225,6 +253,7 @@ fn render_template(
     config: &Config,
     state_region: Option<String>,
     aliases: &[(String, String)],
+    platform: &PlatformContext,
 ) -> Result<String, CellgenError> {
     #[derive(Serialize)]
     struct AmiAlias<'a> {
@@ -235,6 +264,8 @@ fn render_template(
     struct Context<'a> {
         #[serde(flatten)]
         settings: RepoSettings,
+        #[serde(flatten)]
+        platform: &'a PlatformContext,
         cellgen_version: &'static str,
         vpc_cidr_pool: String,
         vpc_prefix_length: u8,
@@ -254,8 +285,10 @@ fn render_template(
             state_region,
             admin_role_arns: Vec::new(),
             public_endpoint_cidrs: vec![OPEN_ENDPOINT.to_string()],
+            dns_zones: Vec::new(),
             git_known_hosts: super::flux::template_known_hosts(config),
         },
+        platform,
         cellgen_version: crate::model::scaffold::VERSION,
         vpc_cidr_pool: crate::model::config::default_vpc_cidr_pool(),
         vpc_prefix_length: crate::model::config::default_vpc_prefix_length(),
@@ -328,6 +361,60 @@ fn insert_before_top_level(text: &str, key: &str, block: &str) -> String {
     out
 }
 
+/// The `key:` entry (two spaces in) of the top-level `parent:` section of `text`, with the
+/// comment lines right above it and everything indented below it.
+fn subsection(text: &str, parent: &str, key: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(top) = lines.iter().position(|l| is_top_level(l, parent)) else {
+        return String::new();
+    };
+    let entry = format!("  {key}:");
+    let Some(at) = lines
+        .iter()
+        .skip(top + 1)
+        .take_while(|l| l.starts_with(' ') || l.trim().is_empty())
+        .position(|l| l.starts_with(&entry))
+        .map(|i| i + top + 1)
+    else {
+        return String::new();
+    };
+    let mut start = at;
+    while start > top + 1 && lines[start - 1].starts_with("  #") {
+        start -= 1;
+    }
+    let mut end = at + 1;
+    while end < lines.len() && lines[end].starts_with("   ") {
+        end += 1;
+    }
+    lines[start..end].iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// `text` with `block` appended to the top-level `parent:` section, after its last indented
+/// line.
+fn append_to_section(text: &str, parent: &str, block: &str) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let Some(top) = lines.iter().position(|l| is_top_level(l, parent)) else {
+        return text.to_string();
+    };
+    let mut last = top;
+    for (i, l) in lines.iter().enumerate().skip(top + 1) {
+        if l.trim().is_empty() {
+            continue;
+        }
+        if !l.starts_with([' ', '\t']) {
+            break;
+        }
+        last = i;
+    }
+    let mut out: String = lines[..=last].concat();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(block);
+    out.push_str(&lines[last + 1..].concat());
+    out
+}
+
 /// `text` with `line` added, at the same indentation, after `field:` of the top-level
 /// `parent:` mapping.
 fn insert_under(text: &str, parent: &str, field: &str, line: &str) -> Option<String> {
@@ -385,6 +472,21 @@ mod tests {
         assert_eq!(
             section(text, "b"),
             "# about b\n# more\nb:\n  c: 2\n  # inner\n  d: 3\n\n"
+        );
+    }
+
+    #[test]
+    fn a_subsection_goes_to_the_end_of_its_section() {
+        let rendered = "karpenter:\n  ami_alias:\n    dev: x\n  # about\n  # pools\n  node_pool:\n    dev:\n      a: 1\n\nnext: 1\n";
+        let block = subsection(rendered, "karpenter", "node_pool");
+        assert_eq!(
+            block,
+            "  # about\n  # pools\n  node_pool:\n    dev:\n      a: 1\n"
+        );
+        let mine = "karpenter:\n  ami_alias: # mine\n    dev: y\n    # a comment of mine\n\n# Shared layers\nlayers: []\n";
+        assert_eq!(
+            append_to_section(mine, "karpenter", &block),
+            "karpenter:\n  ami_alias: # mine\n    dev: y\n    # a comment of mine\n  # about\n  # pools\n  node_pool:\n    dev:\n      a: 1\n\n# Shared layers\nlayers: []\n"
         );
     }
 
