@@ -489,7 +489,13 @@ pub fn cell_steps(config: &Config, cell: &CellName, layers: &[Layer]) -> Vec<Ste
         let at = destroy.commands.len().saturating_sub(1);
         destroy.commands.insert(
             at,
-            shell::command(&["terraform", &chdir, "apply", "-var", "deletion_protection=false"]),
+            shell::command(&[
+                "terraform",
+                &chdir,
+                "apply",
+                "-var",
+                "deletion_protection=false",
+            ]),
         );
         if let Some(command) = destroy.commands.last_mut() {
             command.push_str(" -var deletion_protection=false");
