@@ -523,7 +523,7 @@ fn resolve_public_endpoint_cidrs(session: &mut Session, args: &RepoArgs) -> Resu
     // Private unless asked: opening the API is an answer only the user can give (their CI
     // runners' and VPN's addresses). Without it Terraform must reach the private endpoint.
     if !session.prompter.interactive() {
-        eprintln!(
+        crate::errln!(
             "warning: the clusters' API stays private (no --public-endpoint-cidrs): `terraform apply` installs Cilium and Flux through it, so run it from a network routed to the cells' VPC blocks, or open the public endpoint to your CI runners' and VPN's CIDRs (cluster_access.public_endpoint_cidrs)"
         );
         return Ok(Vec::new());
@@ -576,7 +576,7 @@ fn resolve_dns_zones(session: &mut Session, args: &RepoArgs) -> Result<Vec<Strin
         )?;
         match check(answer.split(',').map(str::to_string).collect()) {
             Ok(zones) => return Ok(zones),
-            Err(reason) => eprintln!("{reason}"),
+            Err(reason) => crate::errln!("{reason}"),
         }
     }
 }

@@ -244,7 +244,7 @@ fn pin_node_image(
     }
     plan.write(CONFIG_FILE, edited)?;
     if !dry_run {
-        eprintln!(
+        crate::errln!(
             "cellgen.yaml: node_groups.ami_release_version.{}.\"{version}\" is {release} (amazon-eks-ami {}), the node image of the {} cells on Kubernetes {version}",
             cell.environment,
             crate::model::platform::AMI_RELEASE,

@@ -164,7 +164,7 @@ fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result
     config.check_env_flags(&args.environments)?;
     let moved = cilium_version::set(plan, config, &args.environments, &args.version)?;
     if plan.is_empty() {
-        println!(
+        crate::outln!(
             "{} already run{} Cilium {}; nothing changed.",
             if args.environments.is_empty() {
                 "Every environment".to_string()
@@ -177,22 +177,22 @@ fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result
                 ""
             },
             args.version
-        );
+        )?;
         return Ok(());
     }
     super::finish(plan, &[], args.dry_run)?;
     if args.dry_run {
         return Ok(());
     }
-    println!();
+    crate::outln!()?;
     for (env, from, to) in &moved {
-        println!("  {env}: cilium {from} -> {to} (cilium.version.{env} in cellgen.yaml)");
+        crate::outln!("  {env}: cilium {from} -> {to} (cilium.version.{env} in cellgen.yaml)")?;
     }
     let envs: Vec<&str> = moved.iter().map(|(e, _, _)| e.as_str()).collect();
-    println!(
+    crate::outln!(
         "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, `terraform apply` in each {} cell upgrades Cilium (helm_release.cilium). Then the next stage, e.g. `cellgen set-version cilium {} --env <environment>`.",
         envs.join(", "),
         args.version
-    );
+    )?;
     Ok(())
 }
