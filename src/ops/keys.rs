@@ -162,10 +162,22 @@ pub fn add(plan: &mut Plan, catalog: &Catalog, key: &NewKey) -> Result<KeyOutcom
     syntax::check_expression(&key.terraform).map_err(|why| CellgenError::InvalidFlag {
         flag: "--terraform".into(),
         reason: format!(
-            "`{}` {why}: write one Terraform expression, e.g. `aws_sqs_queue.jobs.url` or `module.x.y`",
+            "`{}` {why}: write one Terraform expression on one line, e.g. `aws_sqs_queue.jobs.url` or `module.x.y` (no heredoc). Nothing was changed",
             key.terraform.escape_debug()
         ),
     })?;
+    for (flag, value) in [
+        ("--description", &key.description),
+        ("--example", &key.example),
+    ] {
+        syntax::check_one_line(value).map_err(|why| CellgenError::InvalidFlag {
+            flag: flag.into(),
+            reason: format!(
+                "`{}` {why}: give it on one line (it is written into {CONFIG_FILE} as one line). Nothing was changed",
+                value.escape_debug()
+            ),
+        })?;
+    }
     config.check_env_flags(&key.environments)?;
     let all = cells(plan, &config)?;
     for cell in &key.cells {

@@ -53,12 +53,43 @@ pub fn comment_text(value: &str) -> String {
     folded.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Checks that `source` is exactly one HCL expression, nothing before or after it (no second
-/// attribute, no block, no comment that could swallow what follows it on a line).
+/// Why `value`, given on one line (a flag, a component.yaml field), is not one line: a line
+/// break or another control character. HCL's heredocs and comments end at line breaks, and
+/// parsers differ on where (an empty heredoc is one), so nothing cellgen pastes may hold one.
+pub fn check_one_line(value: &str) -> Result<(), String> {
+    match value
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    {
+        Some('\n' | '\r' | '\u{2028}' | '\u{2029}' | '\u{85}') => {
+            Err("spans more than one line".into())
+        }
+        Some(c) => Err(format!(
+            "holds the control character {:?}",
+            c
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Finds a heredoc (`<<EOT`) anywhere in an expression.
+struct Heredocs(bool);
+
+impl hcl_edit::visit::Visit for Heredocs {
+    fn visit_heredoc_template(&mut self, _: &hcl_edit::template::HeredocTemplate) {
+        self.0 = true;
+    }
+}
+
+/// Checks that `source` is exactly one HCL expression on one line, nothing before or after it
+/// (no second attribute, no block, no comment that could swallow what follows it on a line),
+/// and no heredoc: HashiCorp's parser and hcl-edit disagree on where an empty heredoc ends,
+/// which let a value close the ConfigMap and open a `provisioner` (issue 18).
 pub fn check_expression(source: &str) -> Result<(), String> {
     if source.trim() != source || source.is_empty() {
         return Err("has leading or trailing whitespace, or is empty".into());
     }
+    check_one_line(source)?;
     let mut depth = 0usize;
     for b in source.bytes() {
         match b {
@@ -77,9 +108,19 @@ pub fn check_expression(source: &str) -> Result<(), String> {
     let expr = hcl_edit::parser::parse_expr(source)
         .map_err(|e| format!("is not one HCL expression ({})", e.message()))?;
     match expr.span() {
-        Some(span) if span == (0..source.len()) => Ok(()),
-        _ => Err("is more than one HCL expression (a comment or something else follows it)".into()),
+        Some(span) if span == (0..source.len()) => {}
+        _ => {
+            return Err(
+                "is more than one HCL expression (a comment or something else follows it)".into(),
+            );
+        }
     }
+    let mut heredocs = Heredocs(false);
+    hcl_edit::visit::Visit::visit_expr(&mut heredocs, &expr);
+    if heredocs.0 {
+        return Err("holds a heredoc: give a one-line expression or a quoted string".into());
+    }
+    Ok(())
 }
 
 fn is_ident(s: &str) -> bool {
@@ -188,6 +229,12 @@ mod tests {
             "",
             "a = b",
             "\"unterminated",
+            "<<EOT\nEOT\n}\nprovisioner \"local-exec\" {\n  command = <<EOT\ntouch /tmp/PWNED\nEOT",
+            "<<EOT\nx\nEOT",
+            "<<-EOT\n  x\n  EOT",
+            "module.x.y\r",
+            "a\u{2028}",
+            "\"a\tb\"",
             &format!("{}1{}", "(".repeat(40), ")".repeat(40)),
         ] {
             assert!(check_expression(bad).is_err(), "{bad:?} accepted");
