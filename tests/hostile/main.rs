@@ -1,5 +1,6 @@
 //! The hostile-input table: names, files, edits, filesystem, symlinks, forged journals and
-//! records, signals, concurrency, state files, scalar typing, write errors, shell quoting.
+//! records, signals, concurrency, state files, scalar typing, write errors, shell quoting,
+//! injection into generated Terraform.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
@@ -14,6 +15,7 @@ mod edits;
 mod files;
 mod filesystem;
 mod forged;
+mod injection;
 mod names;
 mod scalar_typing;
 mod shell_quoting;
@@ -178,6 +180,7 @@ fn hostile_table_counts() {
         ("scalar typing", scalar_typing::cases().len()),
         ("write errors", write_errors::CASES),
         ("shell quoting", shell_quoting::cases().len()),
+        ("injection", injection::cases().len()),
     ];
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     for (module, n) in counts {

@@ -86,10 +86,11 @@ impl hcl_edit::visit::Visit for Heredocs {
 /// and no heredoc: HashiCorp's parser and hcl-edit disagree on where an empty heredoc ends,
 /// which let a value close the ConfigMap and open a `provisioner` (issue 18).
 pub fn check_expression(source: &str) -> Result<(), String> {
+    // Spaces pasted around a flag are trimmed by the command; a line break never is.
+    check_one_line(source)?;
     if source.trim() != source || source.is_empty() {
         return Err("has leading or trailing whitespace, or is empty".into());
     }
-    check_one_line(source)?;
     let mut depth = 0usize;
     for b in source.bytes() {
         match b {
