@@ -98,8 +98,15 @@ fn hostile() -> impl Strategy<Value = String> {
 fn metadata_file() -> String {
     let dir = support::temp_dir();
     let out = support::new_cell(dir.path(), &["eu-west-2-prod"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    support::read(&dir.path().join("terraform/cells/eu-west-2-prod/cell-metadata.tf"))
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    support::read(
+        &dir.path()
+            .join("terraform/cells/eu-west-2-prod/cell-metadata.tf"),
+    )
 }
 
 fn config_map(parsed: &mut Value) -> &mut Value {
@@ -122,7 +129,11 @@ fn only_what_hashicorp_reads_as_one_expression_is_accepted() {
     std::fs::write(dir.path().join("base.tf"), &base).unwrap();
     let mut accepted = BTreeMap::new();
     for (i, value) in values.iter().enumerate() {
-        std::fs::write(dir.path().join(format!("e{i:05}.tf")), format!("x = {value}\n")).unwrap();
+        std::fs::write(
+            dir.path().join(format!("e{i:05}.tf")),
+            format!("x = {value}\n"),
+        )
+        .unwrap();
         let checked = hcl::syntax::check_expression(value).is_ok();
         let added = hcl::add(&base, &[("k1".into(), value.clone())], &[]);
         assert!(
@@ -135,7 +146,9 @@ fn only_what_hashicorp_reads_as_one_expression_is_accepted() {
         }
     }
     let parsed = support::hcl_parse_each(dir.path());
-    let mut want = parsed["base.tf"].clone().expect("the generated file parses");
+    let mut want = parsed["base.tf"]
+        .clone()
+        .expect("the generated file parses");
     let mut problems = Vec::new();
     let mut heredocs = 0;
     for (i, value) in values.iter().enumerate() {
@@ -186,6 +199,10 @@ fn only_what_hashicorp_reads_as_one_expression_is_accepted() {
         problems.join("\n\n")
     );
     // The generator must reach both sides, or it proves nothing.
-    assert!(accepted.len() >= CASES / 20, "only {} accepted", accepted.len());
+    assert!(
+        accepted.len() >= CASES / 20,
+        "only {} accepted",
+        accepted.len()
+    );
     assert!(heredocs >= 20, "only {heredocs} heredoc values");
 }

@@ -264,6 +264,19 @@ pub fn add(plan: &mut Plan, catalog: &Catalog, key: &NewKey) -> Result<KeyOutcom
                 ));
             }
         } else {
+            let missing =
+                crate::model::stack::undeclared_references(plan, &cell.name, &key.terraform)?;
+            if !missing.is_empty() {
+                return Err(CellgenError::InvalidFlag {
+                    flag: "--terraform".into(),
+                    reason: format!(
+                        "`{}` refers to what cell {} does not have: {} Declare it in a .tf file of that stack first (or add the component that does), or give an expression over what the stack declares. Nothing was changed",
+                        key.terraform,
+                        cell.name,
+                        missing.join(" ")
+                    ),
+                });
+            }
             let edited = hcl::add(&text, &[(key.name.clone(), key.terraform.clone())], &[])
                 .map_err(|e| invalid(&path, e))?;
             plan.write(path.clone(), edited)?;

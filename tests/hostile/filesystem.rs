@@ -794,7 +794,7 @@ fn an_immutable_target_is_rolled_back_without_a_backup_left() {
             "add",
             "k1",
             "--terraform",
-            "var.k1",
+            "var.name",
             "--example",
             "x",
         ])

@@ -56,7 +56,8 @@ fn only_the_config_map(root: &Path) {
     let parsed = stack(root);
     let file = parsed["cell-metadata.tf"].as_object().unwrap();
     assert_eq!(file.keys().collect::<Vec<_>>(), ["resource"], "{parsed}");
-    let map = &parsed["cell-metadata.tf"]["resource"]["kubernetes_config_map_v1"]["cell_metadata"][0];
+    let map =
+        &parsed["cell-metadata.tf"]["resource"]["kubernetes_config_map_v1"]["cell_metadata"][0];
     let mut keys: Vec<&String> = map.as_object().unwrap().keys().collect();
     keys.sort();
     assert_eq!(keys, ["data", "depends_on", "metadata"], "{map}");
@@ -80,7 +81,10 @@ fn billing_with_terraform(root: &Path, terraform: &str) {
         "billing",
         &billing_spec(
             "Billing",
-            &format!("    description: Queue\n    example: q\n    terraform: {}\n", dq(terraform)),
+            &format!(
+                "    description: Queue\n    example: q\n    terraform: {}\n",
+                dq(terraform)
+            ),
         ),
     );
 }
@@ -187,15 +191,25 @@ fn flag_cases() -> Vec<Case> {
                 only_the_config_map(root);
                 assert_data_keys(root, &["k1"]);
                 let text = read(&root.join(METADATA));
-                assert!(text.contains("k1               = \"${var.name}-%{"), "{text}");
+                assert!(
+                    text.contains("k1               = \"${var.name}-%{"),
+                    "{text}"
+                );
             }),
         },
         Case {
             name: "--description: a line break",
             setup: cell,
             args: &[
-                "key", "add", "k1", "--example", "x", "--description", "d\nevil: true",
-                "--terraform", "var.name",
+                "key",
+                "add",
+                "k1",
+                "--example",
+                "x",
+                "--description",
+                "d\nevil: true",
+                "--terraform",
+                "var.name",
             ],
             expect: flag_refused("--description", "more than one line"),
         },
@@ -203,8 +217,15 @@ fn flag_cases() -> Vec<Case> {
             name: "--example: a line break",
             setup: cell,
             args: &[
-                "key", "add", "k1", "--example", "x\n- y", "--description", "d",
-                "--terraform", "var.name",
+                "key",
+                "add",
+                "k1",
+                "--example",
+                "x\n- y",
+                "--description",
+                "d",
+                "--terraform",
+                "var.name",
             ],
             expect: flag_refused("--example", "more than one line"),
         },
@@ -212,8 +233,15 @@ fn flag_cases() -> Vec<Case> {
             name: "--description: a control character",
             setup: cell,
             args: &[
-                "key", "add", "k1", "--example", "x", "--description", "d\u{1b}[2J",
-                "--terraform", "var.name",
+                "key",
+                "add",
+                "k1",
+                "--example",
+                "x",
+                "--description",
+                "d\u{1b}[2J",
+                "--terraform",
+                "var.name",
             ],
             expect: flag_refused("--description", "control character"),
         },
@@ -221,15 +249,28 @@ fn flag_cases() -> Vec<Case> {
             name: "--description and --example: `${`, `%{`, `#`, `}` and quotes stay text",
             setup: cell,
             args: &[
-                "key", "add", "k1", "--example", "${x} %{y} # } \"q\"", "--description",
-                "a } # b // c /* d", "--terraform", "var.name",
+                "key",
+                "add",
+                "k1",
+                "--example",
+                "${x} %{y} # } \"q\"",
+                "--description",
+                "a } # b // c /* d",
+                "--terraform",
+                "var.name",
             ],
             expect: Expect::Succeeds(|root, _| {
                 only_the_config_map(root);
                 assert_data_keys(root, &["k1"]);
                 let config = yaml_file(root, "cellgen.yaml");
-                assert_eq!(config["keys"]["k1"]["example"].as_str(), Some("${x} %{y} # } \"q\""));
-                assert_eq!(config["keys"]["k1"]["description"].as_str(), Some("a } # b // c /* d"));
+                assert_eq!(
+                    config["keys"]["k1"]["example"].as_str(),
+                    Some("${x} %{y} # } \"q\"")
+                );
+                assert_eq!(
+                    config["keys"]["k1"]["description"].as_str(),
+                    Some("a } # b // c /* d")
+                );
             }),
         },
     ]
@@ -380,10 +421,19 @@ fn config_cases() -> Vec<Case> {
                 &format!("terraform: {}", dq(PWNED)),
             );
         },
-        args: &["new", "eu-west-2-dev", "--git-url", "ssh://git@github.com/acme/infra.git"],
+        args: &[
+            "new",
+            "eu-west-2-dev",
+            "--git-url",
+            "ssh://git@github.com/acme/infra.git",
+        ],
         expect: Expect::Fails {
             code: 1,
-            words: &["cellgen.yaml", "keys.cell_name.terraform", "more than one line"],
+            words: &[
+                "cellgen.yaml",
+                "keys.cell_name.terraform",
+                "more than one line",
+            ],
         },
     }]
 }

@@ -1,6 +1,6 @@
 //! The hostile-input table: names, files, edits, filesystem, symlinks, forged journals and
 //! records, signals, concurrency, state files, scalar typing, write errors, shell quoting,
-//! injection into generated Terraform.
+//! injection into generated Terraform, references to nothing.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
@@ -17,6 +17,7 @@ mod filesystem;
 mod forged;
 mod injection;
 mod names;
+mod references;
 mod scalar_typing;
 mod shell_quoting;
 mod signals;
@@ -181,6 +182,7 @@ fn hostile_table_counts() {
         ("write errors", write_errors::CASES),
         ("shell quoting", shell_quoting::cases().len()),
         ("injection", injection::cases().len()),
+        ("references", references::cases().len()),
     ];
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     for (module, n) in counts {

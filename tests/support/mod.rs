@@ -346,7 +346,9 @@ pub fn hcl_parse_each(dir: &Path) -> BTreeMap<String, Result<Value, String>> {
         .arg(tools.join("hcl2json-each.mjs"))
         .arg(dir)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run node (needed for tests/tools/hcl2json-each.mjs): {e}"));
+        .unwrap_or_else(|e| {
+            panic!("cannot run node (needed for tests/tools/hcl2json-each.mjs): {e}")
+        });
     assert!(
         output.status.success(),
         "hcl2json-each.mjs failed: {}",

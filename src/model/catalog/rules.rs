@@ -158,10 +158,7 @@ pub fn validate(spec: &ComponentSpec, path: &Utf8Path, text: &str) -> Result<(),
                 ),
             ));
         }
-        for (field, value) in [
-            ("description", &k.description),
-            ("example", &k.example),
-        ] {
+        for (field, value) in [("description", &k.description), ("example", &k.example)] {
             if let Err(why) = check_one_line(value) {
                 return Err(invalid_at(
                     path,

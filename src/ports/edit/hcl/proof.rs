@@ -57,7 +57,12 @@ fn changed_spans(meta: &CellMetadata, other: &CellMetadata, text: &str) -> Vec<R
     let mut cuts: Vec<Range<usize>> = meta
         .entries
         .iter()
-        .filter(|e| !other.entries.iter().any(|o| o.key == e.key && o.value == e.value))
+        .filter(|e| {
+            !other
+                .entries
+                .iter()
+                .any(|o| o.key == e.key && o.value == e.value)
+        })
         .map(|e| e.key_span.start..e.value_span.end)
         .collect();
     match (&meta.depends_on_attr, &other.depends_on_attr) {
@@ -80,12 +85,14 @@ pub(super) fn structure_kept(
     edited: &str,
     after: &CellMetadata,
 ) -> Result<(), String> {
-    for entry in after
-        .entries
-        .iter()
-        .filter(|e| !before.entries.iter().any(|b| b.key == e.key && b.value == e.value))
-    {
-        check_expression(&entry.value).map_err(|why| format!("the value of `{}` {why}", entry.key))?;
+    for entry in after.entries.iter().filter(|e| {
+        !before
+            .entries
+            .iter()
+            .any(|b| b.key == e.key && b.value == e.value)
+    }) {
+        check_expression(&entry.value)
+            .map_err(|why| format!("the value of `{}` {why}", entry.key))?;
         if edited[entry.key_span.start..entry.value_span.end].contains('\n') {
             return Err(format!("`{}` would span more than one line", entry.key));
         }

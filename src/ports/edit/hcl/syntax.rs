@@ -64,10 +64,7 @@ pub fn check_one_line(value: &str) -> Result<(), String> {
         Some('\n' | '\r' | '\u{2028}' | '\u{2029}' | '\u{85}') => {
             Err("spans more than one line".into())
         }
-        Some(c) => Err(format!(
-            "holds the control character {:?}",
-            c
-        )),
+        Some(c) => Err(format!("holds the control character {:?}", c)),
         None => Ok(()),
     }
 }
@@ -124,6 +121,102 @@ pub fn check_expression(source: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Roots Terraform provides itself, and the names a `for` binds: never declarations.
+const BUILTIN_ROOTS: &[&str] = &["each", "count", "path", "self", "terraform"];
+
+/// The names `for` expressions and `%{ for }` directives bind, anywhere in the expression.
+#[derive(Default)]
+struct Bound(Vec<String>);
+
+impl hcl_edit::visit::Visit for Bound {
+    fn visit_for_intro(&mut self, node: &hcl_edit::expr::ForIntro) {
+        self.0
+            .extend(node.key_var.iter().map(|k| k.as_str().to_string()));
+        self.0.push(node.value_var.as_str().to_string());
+        hcl_edit::visit::visit_for_intro(self, node);
+    }
+    fn visit_for_template_expr(&mut self, node: &hcl_edit::template::ForTemplateExpr) {
+        self.0
+            .extend(node.key_var.iter().map(|k| k.as_str().to_string()));
+        self.0.push(node.value_var.as_str().to_string());
+        hcl_edit::visit::visit_for_template_expr(self, node);
+    }
+}
+
+/// The addresses an expression refers to.
+struct Refs<'a> {
+    bound: &'a [String],
+    out: Vec<String>,
+}
+
+impl Refs<'_> {
+    fn root(&mut self, root: &str, attrs: &[&str]) {
+        if BUILTIN_ROOTS.contains(&root) || self.bound.iter().any(|b| b == root) {
+            return;
+        }
+        let parts = match root {
+            "data" | "ephemeral" => 2,
+            _ => 1,
+        };
+        let address = std::iter::once(root)
+            .chain(attrs.iter().copied().take(parts))
+            .collect::<Vec<_>>()
+            .join(".");
+        if !self.out.contains(&address) {
+            self.out.push(address);
+        }
+    }
+}
+
+impl hcl_edit::visit::Visit for Refs<'_> {
+    fn visit_expr(&mut self, node: &Expression) {
+        match node {
+            Expression::Variable(root) => self.root(root.as_str(), &[]),
+            Expression::Traversal(t) => match &t.expr {
+                Expression::Variable(root) => {
+                    let attrs: Vec<&str> = t
+                        .operators
+                        .iter()
+                        .map_while(|op| match op.value() {
+                            hcl_edit::expr::TraversalOperator::GetAttr(a) => Some(a.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    self.root(root.as_str(), &attrs);
+                    for op in &t.operators {
+                        self.visit_traversal_operator(op);
+                    }
+                }
+                _ => hcl_edit::visit::visit_traversal(self, t),
+            },
+            _ => hcl_edit::visit::visit_expr(self, node),
+        }
+    }
+    // hcl-edit's default walk skips the collection of a `%{ for }` directive.
+    fn visit_for_template_expr(&mut self, node: &hcl_edit::template::ForTemplateExpr) {
+        self.visit_expr(&node.collection_expr);
+        hcl_edit::visit::visit_for_template_expr(self, node);
+    }
+}
+
+/// What an expression refers to in its stack, as declared addresses: `var.NAME`,
+/// `local.NAME`, `module.NAME`, `data.TYPE.NAME`, `TYPE.NAME`; a bare name stays as it is (and
+/// is declared nowhere). `each`, `count`, `path`, `self`, `terraform` and names a `for` binds
+/// are not references. Empty when the expression does not parse.
+pub fn references(source: &str) -> Vec<String> {
+    let Ok(expr) = hcl_edit::parser::parse_expr(source) else {
+        return Vec::new();
+    };
+    let mut bound = Bound::default();
+    hcl_edit::visit::Visit::visit_expr(&mut bound, &expr);
+    let mut refs = Refs {
+        bound: &bound.0,
+        out: Vec::new(),
+    };
+    hcl_edit::visit::Visit::visit_expr(&mut refs, &expr);
+    refs.out
+}
+
 fn is_ident(s: &str) -> bool {
     let mut bytes = s.bytes();
     matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
@@ -171,6 +264,7 @@ pub fn declared(text: &str, body: &Body) -> Vec<Declared> {
         match (block.ident.as_str(), labels.as_slice()) {
             ("resource", [ty, name]) => push(format!("{ty}.{name}")),
             ("data", [ty, name]) => push(format!("data.{ty}.{name}")),
+            ("ephemeral", [ty, name]) => push(format!("ephemeral.{ty}.{name}")),
             ("module", [name]) => push(format!("module.{name}")),
             ("variable", [name]) => push(format!("var.{name}")),
             ("output", [name]) => push(format!("output.{name}")),
@@ -239,6 +333,32 @@ mod tests {
             &format!("{}1{}", "(".repeat(40), ")".repeat(40)),
         ] {
             assert!(check_expression(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn references_of_expressions() {
+        for (source, want) in [
+            ("aws_sqs_queue.jobs.url", &["aws_sqs_queue.jobs"][..]),
+            ("var.x", &["var.x"]),
+            ("local.y[0]", &["local.y"]),
+            (
+                "data.aws_caller_identity.this.account_id",
+                &["data.aws_caller_identity.this"],
+            ),
+            ("module.eks.cluster_name", &["module.eks"]),
+            ("format(\"%s-x\", var.name)", &["var.name"]),
+            (
+                "\"${var.a}-%{ for v in local.l }${v}%{ endfor }\"",
+                &["var.a", "local.l"],
+            ),
+            ("[for k, v in var.m : \"${k}=${v}\"]", &["var.m"]),
+            ("aws_iam_role.r[var.i].arn", &["aws_iam_role.r", "var.i"]),
+            ("path.module", &[]),
+            ("EOT", &["EOT"]),
+            ("\"literal\"", &[]),
+        ] {
+            assert_eq!(references(source), want, "{source}");
         }
     }
 

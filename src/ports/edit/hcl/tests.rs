@@ -219,7 +219,8 @@ fn malformed_hcl_names_the_line() {
 /// itself refuses it, whatever the caller checked.
 #[test]
 fn a_heredoc_value_cannot_open_a_block() {
-    let hostile = "<<EOT\nEOT\n}\nprovisioner \"local-exec\" {\n  command = <<EOT\ntouch /tmp/PWNED\nEOT";
+    let hostile =
+        "<<EOT\nEOT\n}\nprovisioner \"local-exec\" {\n  command = <<EOT\ntouch /tmp/PWNED\nEOT";
     let e = add(TF, &entry("k1", hostile), &[]).unwrap_err();
     assert!(e.message.contains("cannot edit this layout safely"), "{e}");
     for value in ["<<EOT\nx\nEOT", "module.x.y\n", "\"a\"\n# c"] {
@@ -240,7 +241,10 @@ fn the_whole_file_keeps_its_structure() {
     proof::structure_kept(TF, &before, &good, &read(&good).unwrap()).unwrap();
     for forged in [
         // A block inside the ConfigMap.
-        TF.replace("  depends_on", "  provisioner \"local-exec\" {}\n  depends_on"),
+        TF.replace(
+            "  depends_on",
+            "  provisioner \"local-exec\" {}\n  depends_on",
+        ),
         // An attribute outside data.
         TF.replace("  depends_on", "  lifecycle_x = 1\n  depends_on"),
         // A comment that was not there.
