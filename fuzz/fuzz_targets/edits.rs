@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-use cellgen::edit::{hcl, yaml};
+use cellgen::ports::edit::{hcl, yaml};
 
 const PATH: &str = "../../components/fuzz/controllers";
 
