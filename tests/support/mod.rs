@@ -17,6 +17,7 @@ use tempfile::TempDir;
 pub mod console;
 pub mod flux_instance;
 pub mod terraform;
+pub mod tools;
 
 /// The Git URL every generated test repository syncs from.
 pub const GIT_URL: &str = "ssh://git@github.com/acme/infra.git";
