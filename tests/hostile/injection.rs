@@ -438,11 +438,50 @@ fn config_cases() -> Vec<Case> {
     }]
 }
 
+/// The cell's cell-metadata.tf as main once wrote it after `key add` with [`PWNED`].
+fn already_pwned(root: &Path) {
+    cell(root);
+    replace(
+        root,
+        METADATA,
+        "\"Deny\"\n",
+        &format!("\"Deny\"\n    k1               = {PWNED}\n"),
+    );
+}
+
+fn written_cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "a cell-metadata.tf that already holds the provisioner heredoc: check fails",
+            setup: already_pwned,
+            args: &["check"],
+            expect: Expect::Fails {
+                code: 1,
+                words: &[
+                    "invalid-metadata",
+                    "cell-metadata.tf",
+                    "Terraform ends the heredoc",
+                ],
+            },
+        },
+        Case {
+            name: "a cell-metadata.tf that already holds the provisioner heredoc: key add refuses",
+            setup: already_pwned,
+            args: key_add!("var.name"),
+            expect: Expect::Fails {
+                code: 1,
+                words: &["cell-metadata.tf", "line 18", "Terraform ends the heredoc"],
+            },
+        },
+    ]
+}
+
 pub fn cases() -> Vec<Case> {
     let _ = (CELL, component_in);
     let mut cases = flag_cases();
     cases.extend(component_cases());
     cases.extend(config_cases());
+    cases.extend(written_cases());
     cases
 }
 

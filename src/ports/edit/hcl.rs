@@ -150,6 +150,15 @@ pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
 
 /// [`read`] on `text` already parsed into `body`.
 pub fn read_parsed(text: &str, body: &Body) -> Result<CellMetadata, HclEditError> {
+    if let Some((at, delimiter)) = proof::heredoc_read_past_its_end(text, body) {
+        return Err(err(
+            text,
+            at,
+            format!(
+                "a heredoc `<<{delimiter}` has a line `{delimiter}` inside it: Terraform ends the heredoc at that line and runs what follows as Terraform code (a block could hide there). Close the heredoc once, or write the value as a quoted string"
+            ),
+        ));
+    }
     let block = find_config_map(text, body)?;
     let block_span = block.span().unwrap_or(0..text.len());
     let data = block.body.get_attribute("data").ok_or_else(|| {

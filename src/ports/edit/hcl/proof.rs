@@ -128,3 +128,31 @@ pub(super) fn structure_kept(
     }
     Ok(())
 }
+
+/// Spans of every heredoc in a body.
+struct HeredocSpans(Vec<(String, Range<usize>)>);
+
+impl hcl_edit::visit::Visit for HeredocSpans {
+    fn visit_heredoc_template(&mut self, node: &hcl_edit::template::HeredocTemplate) {
+        if let Some(span) = hcl_edit::Span::span(node) {
+            self.0.push((node.delimiter.as_str().to_string(), span));
+        }
+        hcl_edit::visit::visit_heredoc_template(self, node);
+    }
+}
+
+/// hcl-edit reads a heredoc past a line that is only its delimiter where HashiCorp's parser
+/// ends it (an empty heredoc, `<<EOT` then `EOT`): what hcl-edit takes for text, Terraform runs
+/// as code. The offset and delimiter of the first heredoc read that way, if any.
+pub(super) fn heredoc_read_past_its_end(text: &str, body: &Body) -> Option<(usize, String)> {
+    let mut spans = HeredocSpans(Vec::new());
+    hcl_edit::visit::Visit::visit_body(&mut spans, body);
+    spans.0.into_iter().find_map(|(delimiter, span)| {
+        let inner: Vec<&str> = text.get(span.clone())?.lines().collect();
+        let inside = inner.get(1..inner.len().saturating_sub(1))?;
+        inside
+            .iter()
+            .any(|l| l.trim() == delimiter)
+            .then_some((span.start, delimiter))
+    })
+}

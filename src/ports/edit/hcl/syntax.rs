@@ -29,7 +29,10 @@ pub fn string_literal(value: &str) -> String {
                 out.push(c);
                 out.push(c);
             }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            // Line separators too: nothing cellgen writes looks like two lines to any reader.
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
             c => out.push(c),
         }
     }

@@ -261,3 +261,22 @@ fn the_whole_file_keeps_its_structure() {
     let added = add(&no_deps, &[], &deps(&["module.karpenter"])).unwrap();
     assert!(added.contains("depends_on = [module.karpenter]"), "{added}");
 }
+
+/// A cell-metadata.tf that already holds the heredoc (written by an older cellgen, or by hand)
+/// is refused on reading, so `check` reports it and no command edits around it.
+#[test]
+fn a_heredoc_read_past_its_end_is_refused() {
+    let pwned = TF.replace(
+        "module.eks.cluster_name\n",
+        "module.eks.cluster_name\n    k1 = <<EOT\nEOT\n}\nprovisioner \"local-exec\" {\n  command = <<EOT\ntouch /tmp/PWNED\nEOT\n",
+    );
+    let e = read(&pwned).unwrap_err();
+    assert_eq!(e.line, 12, "{e}");
+    assert!(e.message.contains("Terraform ends the heredoc"), "{e}");
+    // A heredoc closed once is fine, `}` inside it included.
+    let fine = TF.replace(
+        "module.eks.cluster_name\n",
+        "module.eks.cluster_name\n    notes = <<EOT\n}\nEOTX\nEOT\n",
+    );
+    assert_eq!(read(&fine).unwrap().get("notes").unwrap().line, 12);
+}
