@@ -28,6 +28,7 @@ mod write_errors;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use support::messages;
 use support::*;
 
 /// What a case expects of cellgen.
@@ -115,11 +116,14 @@ fn run_in(case: &Case, dir: &Path) -> Option<String> {
             }
             let stdout = String::from_utf8_lossy(&output.stdout);
             let checking = case.args.first() == Some(&"check");
-            for word in *words {
-                let found = stderr.contains(word) || (checking && stdout.contains(word));
-                if !found {
-                    problems.push(format!("stderr lacks `{word}`"));
-                }
+            // `check` says its findings on stdout.
+            let lacking = messages::missing(&stderr, words);
+            let lacking = match checking {
+                true => messages::missing(&stdout, &lacking),
+                false => lacking,
+            };
+            if !lacking.is_empty() {
+                problems.push(format!("stderr lacks {lacking:?}"));
             }
             let diff = tree_diff(&before, &tree_hash(dir));
             if !diff.is_empty() {

@@ -16,8 +16,15 @@ use tempfile::TempDir;
 
 pub mod console;
 pub mod flux_instance;
+pub mod messages;
 pub mod terraform;
 pub mod tools;
+
+// Each test file uses some of them.
+#[allow(unused_imports)]
+pub use messages::{
+    assert_error, assert_error_code, assert_mentions, assert_never_mentions, stderr_mentions,
+};
 
 /// The Git URL every generated test repository syncs from.
 pub const GIT_URL: &str = "ssh://git@github.com/acme/infra.git";
