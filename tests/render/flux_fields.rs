@@ -527,7 +527,7 @@ fn a_layer_listing_no_resources_gets_the_origin_annotations_flux_asks_for() {
     let origin = flags["metadata"]["annotations"]["config.kubernetes.io/origin"]
         .as_str()
         .unwrap_or_else(|| panic!("no origin annotation: {flags:#}"));
-    assert_mentions(&origin, &["ConfigMapGenerator"]);
+    assert_mentions(origin, &["ConfigMapGenerator"]);
     // The native builder does not write buildMetadata: it says so instead of leaving it out.
     let (code, stderr) =
         render(root, &[DEV, "--layer", "apps", "--kustomize", "native"]).unwrap_err();
