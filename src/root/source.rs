@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::root::filestore::FileStore;
@@ -129,44 +129,9 @@ impl Drop for CatFile {
     }
 }
 
-/// Why a Git tree could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum GitError {
-    #[error("`{command}` failed: {message}")]
-    Command { command: String, message: String },
-}
-
-/// A git command in `root` that never pages, prompts or follows replace refs (upgrade reads
-/// history through it too).
-pub(crate) fn git(root: &Utf8Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(root);
-    // Never a pager, never a prompt, never the user's replace refs.
-    cmd.env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_NO_REPLACE_OBJECTS", "1")
-        .env("GIT_OPTIONAL_LOCKS", "0");
-    cmd
-}
-
-/// Runs `git args` in `root` and returns its standard output.
-pub fn git_output(root: &Utf8Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-    let shown = format!("git {}", args.join(" "));
-    let out = git(root)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| GitError::Command {
-            command: shown.clone(),
-            message: e.to_string(),
-        })?;
-    if !out.status.success() {
-        return Err(GitError::Command {
-            command: shown,
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    Ok(out.stdout)
-}
+pub use crate::root::git::GitError;
+pub(crate) use crate::root::git::command as git;
+pub use crate::root::git::output as git_output;
 
 impl GitTree {
     /// The tree of commit `rev` below `root` (a directory of a Git work tree).
@@ -567,7 +532,7 @@ impl Source {
     }
 
     /// The entries of directory `abs`, unsorted for the disk.
-    pub fn read_dir(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
+    pub fn list(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
         let out = self.read_dir_unrecorded(root, abs);
         note(|| Access::ReadDir {
             root: root.to_path_buf(),
@@ -639,7 +604,7 @@ impl Source {
     /// The sub-directories of `rel` (names not starting with a dot), sorted.
     pub fn list_dirs(&self, root: &Utf8Path, rel: &Utf8Path) -> Vec<String> {
         let mut names: Vec<String> = self
-            .read_dir(root, &root.join(rel))
+            .list(root, &root.join(rel))
             .unwrap_or_default()
             .into_iter()
             .filter(|(_, kind)| *kind == Kind::Dir)

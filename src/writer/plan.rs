@@ -106,7 +106,7 @@ impl Plan {
             None => self
                 .root
                 .resolve(rel)
-                .is_ok_and(|real| std::fs::symlink_metadata(real).is_ok()),
+                .is_ok_and(|real| crate::root::disk::exists(real)),
         }
     }
 

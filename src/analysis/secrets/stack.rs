@@ -315,10 +315,10 @@ fn read_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Optio
 /// [`read_inside`]'s bytes, before any UTF-8 check (the store's, not copied).
 fn read_bytes_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Option<Bytes> {
     if files.kind(rel).ok()? == Kind::Link {
-        let real = files.root().join(rel).canonicalize().ok()?;
+        let real = crate::root::disk::canonicalize(files.root().join(rel)).ok()?;
         return real
             .starts_with(real_root)
-            .then(|| std::fs::read(&real).ok().map(Arc::new))?;
+            .then(|| crate::root::disk::read(&real).ok().map(Arc::new))?;
     }
     files.contents(rel)?.ok()
 }

@@ -78,7 +78,7 @@ impl Fs {
         let root = match known {
             Some(canonical) => canonical.to_path_buf(),
             None => {
-                let canonical = std::fs::canonicalize(root).map_err(|source| BuildError::Io {
+                let canonical = crate::root::disk::canonicalize(root).map_err(|source| BuildError::Io {
                     path: root.to_path_buf(),
                     source,
                 })?;
@@ -257,7 +257,7 @@ impl Fs {
         let mut entries = Vec::new();
         // A listing is where a name is first met: UTF-8, or an error naming the directory
         // (Flux would apply the file; cellgen could neither name it nor leave it out silently).
-        for (name, kind) in self.source.read_dir(&self.root, dir).map_err(io)? {
+        for (name, kind) in self.source.list(&self.root, dir).map_err(io)? {
             match name.into_string() {
                 Ok(name) => entries.push((name, kind)),
                 Err(name) => {
