@@ -88,7 +88,14 @@ fn every_file_access_goes_through_the_root_layer() {
         r"std::fs\b|(^|[^:\w])fs::|\bFile::(open|create)\b|\bOpenOptions\b|\bread_dir(_utf8)?\b|\bcanonicalize(_utf8)?\b|\bread_link(_utf8)?\b|\bsymlink_metadata\b|\bDirBuilder\b",
     )
     .unwrap();
-    let found = offenders(&pattern, |rel| rel.starts_with("root/"));
+    // A call into the layer (`disk::read_dir`, `crate::root::disk::canonicalize`) is the rule kept.
+    let layer = Regex::new(r"\bdisk::\w+").unwrap();
+    let found: Vec<String> = offenders(&pattern, |rel| rel.starts_with("root/"))
+        .into_iter()
+        .filter(|line| {
+            pattern.is_match(&layer.replace_all(line.split_once(": ").map_or("", |(_, c)| c), ""))
+        })
+        .collect();
     assert!(
         found.is_empty(),
         "read and write files through src/root/ (root::disk, fsguard::Root, FileStore), not directly:\n{}",

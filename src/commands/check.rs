@@ -63,11 +63,10 @@ fn write_step_summary(report: &crate::analysis::findings::Report) -> Result<()> 
     if markdown.len() > budget {
         return Ok(()); // The step's summary is full already.
     }
-    crate::root::disk::append(&path, markdown.as_bytes())
-        .with_context(|| {
-            format!(
-                "cannot write the job summary to $GITHUB_STEP_SUMMARY ({})",
-                path
-            )
-        })
+    crate::root::disk::append(&path, markdown.as_bytes()).with_context(|| {
+        format!(
+            "cannot write the job summary to $GITHUB_STEP_SUMMARY ({})",
+            path
+        )
+    })
 }

@@ -89,15 +89,16 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
                 || !scaffold_files.contains(&rel.join(&name).into_string())
         })
     };
-    let adopted = scaffold::adopt(
-        &templates,
-        &settings,
-        |rel| match crate::root::disk::symlink_metadata(root.join(rel)) {
-            Ok(meta) if meta.is_dir() => users_dir(rel),
-            Ok(_) => true,
-            Err(_) => false,
-        },
-    )?;
+    let adopted =
+        scaffold::adopt(
+            &templates,
+            &settings,
+            |rel| match crate::root::disk::symlink_metadata(root.join(rel)) {
+                Ok(meta) if meta.is_dir() => users_dir(rel),
+                Ok(_) => true,
+                Err(_) => false,
+            },
+        )?;
     for (path, contents) in adopted.files {
         plan.write(path, contents)?;
     }
@@ -387,7 +388,8 @@ fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Res
         "write the host's keys with `ssh-keyscan {host} > known_hosts`, check their fingerprints (`ssh-keygen -lf known_hosts`) against what {host} publishes, and pass --git-known-hosts-file known_hosts"
     );
     let read = |file: &str| -> Result<Vec<String>, String> {
-        let text = crate::root::disk::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+        let text = crate::root::disk::read_to_string(file)
+            .map_err(|e| format!("cannot read {file}: {e}"))?;
         if let Some((_, problem)) = known_hosts_problem(&text, url) {
             return Err(format!("{file}: {problem}"));
         }

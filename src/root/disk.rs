@@ -39,7 +39,10 @@ pub fn read_at_most(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     if bytes.len() as u64 > limit {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("longer than the {} MiB cellgen reads of one file", limit >> 20),
+            format!(
+                "longer than the {} MiB cellgen reads of one file",
+                limit >> 20
+            ),
         ));
     }
     Ok(bytes)
@@ -62,10 +65,7 @@ pub fn append(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
 /// A new file at `path` (an error when anything is there, a link included), with permission
 /// bits `mode` where the platform has them.
 pub fn create_new(path: impl AsRef<Path>, mode: Option<u32>) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
+    let file = OpenOptions::new().write(true).create_new(true).open(path)?;
     #[cfg(unix)]
     if let Some(mode) = mode {
         use std::os::unix::fs::PermissionsExt;

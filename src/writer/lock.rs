@@ -12,8 +12,8 @@
 //! (`crate::writer::journal`), and holds it until the command has finished. `Plan::apply` refuses to run
 //! without the write lock on its root.
 
-use camino::{Utf8Path, Utf8PathBuf};
 use crate::root::disk::{self, File, TryLockError};
+use camino::{Utf8Path, Utf8PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 

@@ -7,8 +7,8 @@
 //! there (the Flux Kustomization's fields written into it, or generated when missing; see
 //! `flux_generate`), written into the copy. The repository is never written to.
 
-use camino::{Utf8Path, Utf8PathBuf};
 use crate::root::disk;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::process::Command;
 
 use super::closure::Closure;
@@ -17,8 +17,9 @@ use super::fsroot::{Entry, Fs};
 use super::{BuildError, Resource, load};
 
 fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| crate::root::disk::is_file(d.join(tool))))
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|d| crate::root::disk::is_file(d.join(tool)))
+    })
 }
 
 fn command_for(dir: &Utf8Path, shown_dir: &Utf8Path) -> Result<(Command, String), BuildError> {

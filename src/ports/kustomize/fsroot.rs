@@ -78,10 +78,11 @@ impl Fs {
         let root = match known {
             Some(canonical) => canonical.to_path_buf(),
             None => {
-                let canonical = crate::root::disk::canonicalize(root).map_err(|source| BuildError::Io {
-                    path: root.to_path_buf(),
-                    source,
-                })?;
+                let canonical =
+                    crate::root::disk::canonicalize(root).map_err(|source| BuildError::Io {
+                        path: root.to_path_buf(),
+                        source,
+                    })?;
                 // As `fsguard::Root` does: a canonical form that is not UTF-8 (a link above
                 // the repository to such a directory) is not used; the given one is (lexical).
                 Utf8PathBuf::from_path_buf(canonical).unwrap_or_else(|_| root.to_path_buf())

@@ -11,8 +11,8 @@
 //! exactly what cellgen staged, and renames a backup back. Any other state is a mismatch: nothing
 //! is done, and the caller names the journal and what did not match.
 
-use camino::{Utf8Path, Utf8PathBuf};
 use crate::root::disk;
+use camino::{Utf8Path, Utf8PathBuf};
 
 use sha2::{Digest, Sha256};
 

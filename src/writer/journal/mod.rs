@@ -24,8 +24,8 @@
 //! committed journal never makes cellgen touch a file it did not write. Git never sees it:
 //! [`GITIGNORE`] names what the commands that set a repository up keep out of it.
 
-use camino::{Utf8Path, Utf8PathBuf};
 use crate::root::disk;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
@@ -185,10 +185,11 @@ fn plan_record(root: &Utf8Path, changes: &[Change]) -> Result<Record, CellgenErr
             .transpose()?;
         // What the backup will hold: the file as it is now (under the lock, nothing changes it).
         let backup_sha256 = if change.existed {
-            let bytes = disk::read(root.join(&change.path)).map_err(|source| CellgenError::Read {
-                path: root.join(&change.path),
-                source,
-            })?;
+            let bytes =
+                disk::read(root.join(&change.path)).map_err(|source| CellgenError::Read {
+                    path: root.join(&change.path),
+                    source,
+                })?;
             Some(evidence::sha256(&bytes))
         } else {
             None
