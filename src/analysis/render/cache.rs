@@ -91,7 +91,15 @@ impl BuildCache {
         record: bool,
         shared: Option<Arc<BuildCache>>,
     ) -> BuildCache {
-        let repo = Repo::open_source(root, source.clone());
+        // The other side's parses are the same content's: its caches are shared.
+        let caches = shared
+            .as_ref()
+            .and_then(|other| other.repo.as_ref().ok())
+            .map(Repo::caches);
+        let repo = match caches {
+            Some(caches) => Repo::open_sharing(root, source.clone(), caches),
+            None => Repo::open_source(root, source.clone()),
+        };
         let shared = shared.filter(|other| {
             other.mode == mode
                 && match (&other.repo, &repo) {

@@ -13,9 +13,10 @@
 
 use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::collections::HashSet;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use super::BuildError;
+use super::caches::Caches;
 use super::load::KUSTOMIZATION_FILES;
 use super::sourceignore::{self, Matcher, Origin, Pattern};
 use crate::root::source::{Kind, Source};
@@ -44,6 +45,8 @@ pub struct Fs {
     ignore: Matcher,
     /// Where files are read from: the working tree, or a commit's tree.
     source: Source,
+    /// What this command's builds remember (see `caches`).
+    caches: Arc<Caches>,
 }
 
 /// Lexical normalisation: `.` dropped, `..` pops (kustomize cleans paths the same way).
@@ -70,6 +73,15 @@ impl Fs {
 
     /// The repository at `root` as `source` has it.
     pub fn with_source(root: &Utf8Path, source: Source) -> Result<Fs, BuildError> {
+        Fs::with_caches(root, source, Arc::default())
+    }
+
+    /// [`Fs::with_source`], remembering into `caches` (shared with another repository's builds).
+    pub fn with_caches(
+        root: &Utf8Path,
+        source: Source,
+        caches: Arc<Caches>,
+    ) -> Result<Fs, BuildError> {
         // The store of the command's other readers has it already.
         let known = match &source {
             Source::Disk(files) if files.root() == root => files.canonical_root(),
@@ -94,7 +106,18 @@ impl Fs {
             clean_dirs: RwLock::default(),
             ignore,
             source,
+            caches,
         })
+    }
+
+    /// What this command's builds remember.
+    pub fn caches(&self) -> &Caches {
+        &self.caches
+    }
+
+    /// The same, to share with another repository's builds.
+    pub fn shared_caches(&self) -> Arc<Caches> {
+        self.caches.clone()
     }
 
     /// Whether `other` reads the same root with the same artifact rules (`.sourceignore`):

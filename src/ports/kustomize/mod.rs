@@ -22,6 +22,9 @@
 //! Every fixture under tests/fixtures/kustomize is checked against `kubectl
 //! kustomize` (kustomize v5.5.0).
 
+mod caches;
+
+pub use caches::Caches;
 mod closure;
 mod external;
 mod fieldspec;
@@ -204,6 +207,24 @@ impl Repo {
         Ok(Repo {
             fs: Fs::with_source(root, source)?,
         })
+    }
+
+    /// [`Repo::open_source`], remembering into `caches` (another repository's, see
+    /// [`Repo::caches`]): parses and builds are keyed by content, so the two sides of a
+    /// comparison share them.
+    pub fn open_sharing(
+        root: &Utf8Path,
+        source: crate::root::source::Source,
+        caches: std::sync::Arc<Caches>,
+    ) -> Result<Repo, BuildError> {
+        Ok(Repo {
+            fs: Fs::with_caches(root, source, caches)?,
+        })
+    }
+
+    /// What this repository's builds remember, for another to share.
+    pub fn caches(&self) -> std::sync::Arc<Caches> {
+        self.fs.shared_caches()
     }
 
     /// Whether `other` is the same repository root read with the same artifact rules
