@@ -21,6 +21,7 @@ use crate::model::repo::{CELLS_DIR, Repo};
 use crate::ports::kustomize::Mode;
 use crate::ports::kustomize::Resource;
 use crate::ports::templates::Templates;
+use crate::root::memos::Memos;
 use crate::root::source::{Access, GitTree, Source, recording};
 
 /// The name the cell directory's own objects are listed under (what the bootstrap Kustomization
@@ -33,6 +34,8 @@ pub struct Snapshot {
     pub cells: Vec<String>,
     pub catalog: Catalog,
     pub source: Source,
+    /// What this side's readers remember (parses by text).
+    memos: Memos,
 }
 
 /// One object as Flux applies it, and the repository file it came from: the `index`th resource
@@ -158,6 +161,7 @@ impl Snapshot {
             cells: repo.cells()?,
             catalog: Catalog::load(&Templates::new(), &plan)?,
             source: Source::disk(&repo.root),
+            memos: Memos::default(),
         })
     }
 
@@ -187,6 +191,7 @@ impl Snapshot {
             cells: source.list_dirs(root, Utf8Path::new(CELLS_DIR)),
             catalog,
             source,
+            memos: Memos::default(),
         })
     }
 
@@ -202,6 +207,7 @@ impl Snapshot {
         let trace = BTreeMap::new;
         let mut ignored = Vec::new();
         contract::check_cell_from(
+            &self.memos,
             &read,
             &trace,
             &self.config,

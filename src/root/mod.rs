@@ -5,5 +5,6 @@ pub mod disk;
 pub mod filestore;
 pub mod fsguard;
 pub mod git;
+pub mod memos;
 pub mod paths;
 pub mod source;
