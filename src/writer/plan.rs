@@ -125,7 +125,7 @@ impl Plan {
 
     fn set(&mut self, rel: Utf8PathBuf, after: Option<String>) -> Result<(), CellgenError> {
         debug_assert!(
-            crate::model::config::is_relative_clean(rel.as_str()),
+            crate::root::paths::is_clean_relative(rel.as_str()),
             "{rel:?}"
         );
         if let Some(change) = self.changes.get_mut(&rel) {

@@ -355,25 +355,7 @@ fn joined_normalized(dir: &Utf8Path, entry: &str) -> Utf8PathBuf {
     }
 }
 
-/// Whether `rest` is written as `Path` components would give it back: no empty, `.` or `..`
-/// segment (and the root is not `/`, whose strip leaves no leading separator to find). Only
-/// its dots and a `//` are looked at: this runs for every path a build meets.
-fn is_clean_relative(rest: &str) -> bool {
-    let b = rest.as_bytes();
-    if b.is_empty()
-        || b[0] == b'/'
-        || b[b.len() - 1] == b'/'
-        || memchr::memmem::find(b, b"//").is_some()
-    {
-        return false;
-    }
-    memchr::memchr_iter(b'.', b).all(|i| {
-        if i > 0 && b[i - 1] != b'/' {
-            return true;
-        }
-        !matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..])
-    })
-}
+use crate::root::paths::is_clean_relative;
 
 /// A rule leaving a file out of the artifact, for messages.
 fn describe(rule: &Pattern) -> String {
