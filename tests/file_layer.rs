@@ -158,11 +158,6 @@ const CONSTANTS: &[(&str, &str, &str)] = &[
         "substring finders for a constant word list",
     ),
     (
-        "root/source.rs",
-        "LOG",
-        "not a cache: the reads of the recording under way on this thread, a dynamic scope around one build (`source::recording`), empty outside it; to be replaced by an explicit recorder passed with the build",
-    ),
-    (
         "writer/lock.rs",
         "HELD",
         "the repository locks this process holds: the kernel's per-process state mirrored (a lock taken twice in one process would deadlock), not a cache",

@@ -22,7 +22,7 @@ use crate::ports::kustomize::Mode;
 use crate::ports::kustomize::Resource;
 use crate::ports::templates::Templates;
 use crate::root::memos::Memos;
-use crate::root::source::{Access, GitTree, Source, recording};
+use crate::root::source::{Access, GitTree, Source};
 
 /// The name the cell directory's own objects are listed under (what the bootstrap Kustomization
 /// applies, layers' Flux Kustomizations included).
@@ -202,7 +202,18 @@ impl Snapshot {
     /// The cell's sample cell-metadata data (as `check` renders with), given the components it
     /// runs.
     pub fn sample(&self, cell: &str, components: &BTreeSet<String>) -> BTreeMap<String, String> {
-        let read = |rel: &Utf8Path| self.source.read_text(&self.root, rel);
+        self.sample_from(&self.source, cell, components)
+    }
+
+    /// [`Snapshot::sample`], its files read through `source` (this snapshot's, or a recording
+    /// of it).
+    fn sample_from(
+        &self,
+        source: &Source,
+        cell: &str,
+        components: &BTreeSet<String>,
+    ) -> BTreeMap<String, String> {
+        let read = |rel: &Utf8Path| source.read_text(&self.root, rel);
         // Secret findings are `check`'s; the sample does not depend on them.
         let trace = BTreeMap::new;
         let mut ignored = Vec::new();
@@ -279,8 +290,9 @@ impl Snapshot {
         let (sample, sample_inputs) = match taken {
             Some(sample) => (sample, None),
             None if cache.records() => {
-                let (sample, reads) = recording(|| self.sample(cell, &components));
-                (sample, Some((components, reads)))
+                let (source, recorder) = self.source.recorded();
+                let sample = self.sample_from(&source, cell, &components);
+                (sample, Some((components, recorder.reads())))
             }
             None => (self.sample(cell, &components), None),
         };

@@ -147,17 +147,20 @@ impl BuildCache {
             if let Some(entry) = self.shared_entry(path, flux) {
                 return entry;
             }
-            let build = || -> Built {
-                Arc::new(match &self.repo {
-                    Ok(repo) => repo.build(path, flux, self.mode).map_err(Arc::new),
-                    Err(e) => Err(e.clone()),
-                })
-            };
-            let (built, reads) = if self.record {
-                let (built, reads) = crate::root::source::recording(build);
-                (built, Some(reads.into()))
-            } else {
-                (build(), None)
+            let (built, reads): (Built, _) = match &self.repo {
+                Ok(repo) if self.record => {
+                    let (built, reads) = repo.build_recorded(path, flux, self.mode);
+                    (Arc::new(built.map_err(Arc::new)), Some(reads.into()))
+                }
+                Ok(repo) => (
+                    Arc::new(repo.build(path, flux, self.mode).map_err(Arc::new)),
+                    None,
+                ),
+                // Nothing was read: a recording cache keeps the (empty) record.
+                Err(e) => (
+                    Arc::new(Err(e.clone())),
+                    self.record.then(|| Vec::new().into()),
+                ),
             };
             let count = built.as_ref().as_ref().map_or(0, Vec::len);
             Entry {

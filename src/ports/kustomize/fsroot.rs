@@ -19,7 +19,7 @@ use super::BuildError;
 use super::caches::Caches;
 use super::load::KUSTOMIZATION_FILES;
 use super::sourceignore::{self, Matcher, Origin, Pattern};
-use crate::root::source::{Kind, Source};
+use crate::root::source::{Kind, Recorder, Source};
 
 /// What a path is, as Flux's artifact has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,9 +40,9 @@ pub struct Fs {
     pub root: Utf8PathBuf,
     /// Directories (absolute, by their text) already known to be free of symbolic links. A
     /// path written two ways is asked about twice, which costs a lookup, not an answer.
-    clean_dirs: RwLock<HashSet<String, foldhash::fast::RandomState>>,
+    clean_dirs: Arc<RwLock<HashSet<String, foldhash::fast::RandomState>>>,
     /// What source-controller leaves out of the artifact.
-    ignore: Matcher,
+    ignore: Arc<Matcher>,
     /// Where files are read from: the working tree, or a commit's tree.
     source: Source,
     /// What this command's builds remember (see `caches`).
@@ -103,11 +103,25 @@ impl Fs {
         let ignore = sourceignore::load(&source, &root)?;
         Ok(Fs {
             root,
-            clean_dirs: RwLock::default(),
-            ignore,
+            clean_dirs: Arc::default(),
+            ignore: Arc::new(ignore),
             source,
             caches,
         })
+    }
+
+    /// This repository, each read of a build through the copy (and each answer it takes from
+    /// what earlier builds found) kept by the recorder returned with it.
+    pub fn recorded(&self) -> (Fs, Arc<Recorder>) {
+        let (source, recorder) = self.source.recorded();
+        let fs = Fs {
+            root: self.root.clone(),
+            clean_dirs: self.clean_dirs.clone(),
+            ignore: self.ignore.clone(),
+            source,
+            caches: self.caches.clone(),
+        };
+        (fs, recorder)
     }
 
     /// What this command's builds remember.
@@ -188,7 +202,7 @@ impl Fs {
             let last = comps.peek().is_none();
             if !last && self.is_clean(&cur) {
                 // Known from an earlier build: a recording of this build still needs it.
-                crate::root::source::note(|| crate::root::source::Access::Kind {
+                self.source.note(|| crate::root::source::Access::Kind {
                     root: self.root.clone(),
                     abs: cur.clone(),
                     seen: Ok(Kind::Dir),

@@ -253,6 +253,22 @@ impl Repo {
         }
     }
 
+    /// [`Repo::build`], and every read it made (for a build of another source to take when
+    /// each answers the same there, see `Source::replays`).
+    pub fn build_recorded(
+        &self,
+        path: &str,
+        flux: &FluxFields,
+        mode: Mode,
+    ) -> (
+        Result<Vec<Resource>, BuildError>,
+        Vec<crate::root::source::Access>,
+    ) {
+        let (fs, recorder) = self.fs.recorded();
+        let built = Repo { fs }.build(path, flux, mode);
+        (built, recorder.reads())
+    }
+
     /// The raw `kustomize build` / `kubectl kustomize` output for what Flux would build at
     /// `path` with `flux`, run on a copy of just the files it reads.
     pub fn external_output(&self, path: &str, flux: &FluxFields) -> Result<String, BuildError> {
