@@ -24,7 +24,7 @@ pub(super) struct File {
     pub(super) content: Arc<Content>,
 }
 
-/// What is derived from a file's text alone, computed once per distinct text in the process:
+/// What is derived from a file's text alone, computed once per distinct text in the command:
 /// most of a cell's stack is the same text in every cell (cluster.tf, variables.tf, the
 /// components' files), so a cell pays only for the files it does not share. Nothing here
 /// depends on where the file is: its shown name is the cell's [`File`]'s.
