@@ -103,10 +103,7 @@ impl Plan {
         let rel = rel.as_ref();
         match self.changes.get(rel) {
             Some(change) => change.after.is_some(),
-            None => self
-                .root
-                .resolve(rel)
-                .is_ok_and(|real| crate::root::disk::exists(real)),
+            None => self.root.resolve(rel).is_ok_and(crate::root::disk::exists),
         }
     }
 
