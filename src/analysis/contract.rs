@@ -4,7 +4,7 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::BuildHasher;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use super::findings::Finding;
 use super::secrets;
@@ -15,6 +15,7 @@ use crate::model::repo::cell_terraform_dir;
 use crate::ops::components::METADATA_FILE;
 use crate::ports::edit::hcl;
 use crate::root::filestore::FileStore;
+use crate::root::memos::Memos;
 
 /// The cell-metadata ConfigMap as `check` assumes it: literals as written, expressions replaced by
 /// the contract's example.
@@ -82,14 +83,24 @@ pub fn check_cell(
     // Secret values, traced through every .tf file of the stack.
     let trace = || secrets::trace(files, &cell_terraform_dir(cell));
     check_cell_from(
-        &read, &trace, config, catalog, cell, components, overrides, findings,
+        files.memos(),
+        &read,
+        &trace,
+        config,
+        catalog,
+        cell,
+        components,
+        overrides,
+        findings,
     )
 }
 
 /// `check_cell` on files read by `read` (repository-relative paths; the working tree or a
-/// commit's tree), with `trace` giving the stack's secret-derived values.
+/// commit's tree), with `trace` giving the stack's secret-derived values; parses remembered in
+/// `memos` (the command's).
 #[allow(clippy::too_many_arguments)]
 pub fn check_cell_from(
+    memos: &Memos,
     read: &dyn Fn(&Utf8Path) -> Option<String>,
     trace: &dyn Fn() -> BTreeMap<String, secrets::Taint>,
     config: &Config,
@@ -115,7 +126,7 @@ pub fn check_cell_from(
             };
         }
     };
-    let meta = match read_metadata(&text) {
+    let meta = match read_metadata(memos, &text) {
         Ok(meta) => meta,
         Err(e) => {
             report(Finding::error(
@@ -129,7 +140,10 @@ pub fn check_cell_from(
             };
         }
     };
-    let tfvars = read_tfvars(read(&cell_terraform_dir(cell).join("terraform.tfvars")));
+    let tfvars = read_tfvars(
+        memos,
+        read(&cell_terraform_dir(cell).join("terraform.tfvars")),
+    );
     // The node image the cell's plan reads (cluster.tf, issue 19): without a pin it stops there.
     if let (Some(node_groups), Some(version)) =
         (&config.node_groups, tfvars.get("kubernetes_version"))
@@ -308,28 +322,37 @@ pub fn check_cell_from(
 /// The ConfigMap read from a cell-metadata.tf `text`, or the one read from the same text
 /// before: cells are generated from one template, so most write one of a few texts (keyed by
 /// the whole text; successes only are kept, an error is read again).
-fn read_metadata(text: &str) -> Result<Arc<hcl::CellMetadata>, hcl::HclEditError> {
-    type Memo = foldhash::HashMap<u64, (String, Arc<hcl::CellMetadata>)>;
-    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
-    let memo = MEMO.get_or_init(Mutex::default);
+fn read_metadata(memos: &Memos, text: &str) -> Result<Arc<hcl::CellMetadata>, hcl::HclEditError> {
+    let memo = memos.get::<MetadataMemo>();
     let hash = foldhash::fast::FixedState::default().hash_one(text);
-    if let Some((kept, meta)) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&hash)
+    if let Some((kept, meta)) = lock(&memo.0).get(&hash)
         && kept == text
     {
         return Ok(meta.clone());
     }
-    // Parsed through the trace's recent parses: the trace reads this file again.
-    let meta = Arc::new(hcl::read_parsed(text, &*secrets::parse_recent(text)?)?);
-    memo.lock()
-        .unwrap_or_else(|e| e.into_inner())
+    // Parsed through the command's parse cache: the trace reads this file again.
+    let meta = Arc::new(hcl::read_parsed(
+        text,
+        &*secrets::parse_checked(memos, text)?,
+    )?);
+    lock(&memo.0)
         .entry(hash)
         .or_insert_with(|| (text.to_string(), meta.clone()));
     Ok(meta)
 }
 
+/// The ConfigMaps [`read_metadata`] read, by text: the command's (in its `Memos`).
+#[derive(Default)]
+struct MetadataMemo(Mutex<foldhash::HashMap<u64, (String, Arc<hcl::CellMetadata>)>>);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Whole entries are inserted, never half-written ones.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// String values of a `terraform.tfvars` (other values and unreadable files give nothing).
-fn read_tfvars(text: Option<String>) -> BTreeMap<String, String> {
-    let Some(attributes) = text.and_then(|t| secrets::tfvars_attributes(&t)) else {
+fn read_tfvars(memos: &Memos, text: Option<String>) -> BTreeMap<String, String> {
+    let Some(attributes) = text.and_then(|t| secrets::tfvars_attributes(memos, &t)) else {
         return BTreeMap::new();
     };
     attributes
@@ -360,13 +383,15 @@ mod tests {
             map("eu-west-2-prod", "var.name").replace("data = {", "data = {{"),
             "locals {}\n".to_string(),
         ];
+        let memos = crate::root::memos::Memos::default();
         for _ in 0..3 {
             for text in &texts {
-                let remembered = read_metadata(text).map(|m| format!("{m:?}"));
+                let remembered = read_metadata(&memos, text).map(|m| format!("{m:?}"));
                 let read = hcl::read(text).map(|m| format!("{m:?}"));
                 assert_eq!(remembered, read, "{text}");
             }
         }
-        assert!(read_metadata(&texts[4]).is_err() && read_metadata(&texts[5]).is_err());
+        assert!(read_metadata(&memos, &texts[4]).is_err());
+        assert!(read_metadata(&memos, &texts[5]).is_err());
     }
 }

@@ -139,7 +139,7 @@ pub fn check_layer(
                 BuildError::MissingComponent { .. } | BuildError::NotAComponent { .. } => None,
                 other => {
                     crate::analysis::render::build_error_location_in(cx.sources.files(), other)
-                        .filter(|(f, _)| *f != file && !cx.root.join(f).is_dir())
+                        .filter(|(f, _)| *f != file && !crate::root::disk::is_dir(cx.root.join(f)))
                 }
             };
             let (at_file, line) = match inside {

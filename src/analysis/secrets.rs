@@ -13,7 +13,7 @@ use camino::Utf8Path;
 use crate::root::filestore::FileStore;
 use std::collections::BTreeMap;
 
-pub use stack::{parse_kept, parse_recent, tfvars_attributes};
+pub use stack::{HclCaches, parse_checked, parse_kept, tfvars_attributes};
 pub use taint::Taint;
 
 /// Every data key of the ConfigMap in the stack `stack` (repository-relative) whose value is

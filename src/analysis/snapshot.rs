@@ -21,7 +21,8 @@ use crate::model::repo::{CELLS_DIR, Repo};
 use crate::ports::kustomize::Mode;
 use crate::ports::kustomize::Resource;
 use crate::ports::templates::Templates;
-use crate::root::source::{Access, GitTree, Source, recording};
+use crate::root::memos::Memos;
+use crate::root::source::{Access, GitTree, Source};
 
 /// The name the cell directory's own objects are listed under (what the bootstrap Kustomization
 /// applies, layers' Flux Kustomizations included).
@@ -33,6 +34,8 @@ pub struct Snapshot {
     pub cells: Vec<String>,
     pub catalog: Catalog,
     pub source: Source,
+    /// What this side's readers remember (parses by text).
+    memos: Memos,
 }
 
 /// One object as Flux applies it, and the repository file it came from: the `index`th resource
@@ -158,6 +161,7 @@ impl Snapshot {
             cells: repo.cells()?,
             catalog: Catalog::load(&Templates::new(), &plan)?,
             source: Source::disk(&repo.root),
+            memos: Memos::default(),
         })
     }
 
@@ -187,6 +191,7 @@ impl Snapshot {
             cells: source.list_dirs(root, Utf8Path::new(CELLS_DIR)),
             catalog,
             source,
+            memos: Memos::default(),
         })
     }
 
@@ -197,11 +202,23 @@ impl Snapshot {
     /// The cell's sample cell-metadata data (as `check` renders with), given the components it
     /// runs.
     pub fn sample(&self, cell: &str, components: &BTreeSet<String>) -> BTreeMap<String, String> {
-        let read = |rel: &Utf8Path| self.source.read_text(&self.root, rel);
+        self.sample_from(&self.source, cell, components)
+    }
+
+    /// [`Snapshot::sample`], its files read through `source` (this snapshot's, or a recording
+    /// of it).
+    fn sample_from(
+        &self,
+        source: &Source,
+        cell: &str,
+        components: &BTreeSet<String>,
+    ) -> BTreeMap<String, String> {
+        let read = |rel: &Utf8Path| source.read_text(&self.root, rel);
         // Secret findings are `check`'s; the sample does not depend on them.
         let trace = BTreeMap::new;
         let mut ignored = Vec::new();
         contract::check_cell_from(
+            &self.memos,
             &read,
             &trace,
             &self.config,
@@ -273,8 +290,9 @@ impl Snapshot {
         let (sample, sample_inputs) = match taken {
             Some(sample) => (sample, None),
             None if cache.records() => {
-                let (sample, reads) = recording(|| self.sample(cell, &components));
-                (sample, Some((components, reads)))
+                let (source, recorder) = self.source.recorded();
+                let sample = self.sample_from(&source, cell, &components);
+                (sample, Some((components, recorder.reads())))
             }
             None => (self.sample(cell, &components), None),
         };

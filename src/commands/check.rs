@@ -57,22 +57,16 @@ fn write_step_summary(report: &crate::analysis::findings::Report) -> Result<()> 
         "$GITHUB_STEP_SUMMARY",
         "Set GITHUB_STEP_SUMMARY to a file whose path is UTF-8",
     )?;
-    let used = std::fs::metadata(&path).map_or(0, |m| m.len() as usize);
+    let used = crate::root::disk::metadata(&path).map_or(0, |m| m.len() as usize);
     let budget = crate::analysis::format::STEP_SUMMARY_LIMIT.saturating_sub(used);
     let markdown = report.to_markdown(budget);
     if markdown.len() > budget {
         return Ok(()); // The step's summary is full already.
     }
-    use std::io::Write;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(markdown.as_bytes()))
-        .with_context(|| {
-            format!(
-                "cannot write the job summary to $GITHUB_STEP_SUMMARY ({})",
-                path
-            )
-        })
+    crate::root::disk::append(&path, markdown.as_bytes()).with_context(|| {
+        format!(
+            "cannot write the job summary to $GITHUB_STEP_SUMMARY ({})",
+            path
+        )
+    })
 }

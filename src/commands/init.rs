@@ -1,5 +1,4 @@
 use camino::Utf8Path;
-use std::process::Command;
 
 use anyhow::Result;
 
@@ -78,7 +77,7 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         .map(|n| n.trim_start_matches("repo/").to_string())
         .collect();
     let users_dir = |rel: &Utf8Path| -> bool {
-        let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        let Ok(entries) = crate::root::disk::read_dir(root.join(rel)) else {
             return true;
         };
         entries.filter_map(Result::ok).any(|entry| {
@@ -90,15 +89,16 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
                 || !scaffold_files.contains(&rel.join(&name).into_string())
         })
     };
-    let adopted = scaffold::adopt(
-        &templates,
-        &settings,
-        |rel| match std::fs::symlink_metadata(root.join(rel)) {
-            Ok(meta) if meta.is_dir() => users_dir(rel),
-            Ok(_) => true,
-            Err(_) => false,
-        },
-    )?;
+    let adopted =
+        scaffold::adopt(
+            &templates,
+            &settings,
+            |rel| match crate::root::disk::symlink_metadata(root.join(rel)) {
+                Ok(meta) if meta.is_dir() => users_dir(rel),
+                Ok(_) => true,
+                Err(_) => false,
+            },
+        )?;
     for (path, contents) in adopted.files {
         plan.write(path, contents)?;
     }
@@ -129,7 +129,7 @@ pub const ALREADY_THERE: &str =
 pub fn scaffold_kept(kept: &Kept, root: &Utf8Path) -> Vec<super::Kept> {
     let mut out = Vec::new();
     for path in &kept.kept {
-        let dir = root.join(path).is_dir();
+        let dir = crate::root::disk::is_dir(root.join(path));
         let why = if dir {
             "it was already there: cellgen adds no file to it, since that would change what Flux builds from it"
         } else {
@@ -388,7 +388,8 @@ fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Res
         "write the host's keys with `ssh-keyscan {host} > known_hosts`, check their fingerprints (`ssh-keygen -lf known_hosts`) against what {host} publishes, and pass --git-known-hosts-file known_hosts"
     );
     let read = |file: &str| -> Result<Vec<String>, String> {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+        let text = crate::root::disk::read_to_string(file)
+            .map_err(|e| format!("cannot read {file}: {e}"))?;
         if let Some((_, problem)) = known_hosts_problem(&text, url) {
             return Err(format!("{file}: {problem}"));
         }
@@ -583,31 +584,11 @@ fn resolve_dns_zones(session: &mut Session, args: &RepoArgs) -> Result<Vec<Strin
 
 /// The branch checked out in `dir`, also on a repository without commits yet.
 fn current_branch(dir: &Utf8Path) -> Option<String> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["symbolic-ref", "--quiet", "--short", "HEAD"])
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
+    crate::root::git::answer(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"])
 }
 
 fn origin_remote(dir: &Utf8Path) -> Option<String> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["remote", "get-url", "origin"])
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
+    crate::root::git::answer(dir, &["remote", "get-url", "origin"])
 }
 
 /// Flux reads the repository over SSH with a deploy key, so the URL must be `ssh://`; the scp-like and

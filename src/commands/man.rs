@@ -26,7 +26,7 @@ pub fn run(session: &Session, args: ManArgs) -> Result<()> {
         "the directory",
         "Pass --out-dir a directory whose path is UTF-8",
     )?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir}"))?;
+    crate::root::disk::create_dir_all(&dir).with_context(|| format!("cannot create {dir}"))?;
     let _lock = crate::writer::lock::acquire(&dir, crate::writer::lock::Access::Write, |_| {})?;
     let mut plan = Plan::new(dir);
     for (name, page) in pages {

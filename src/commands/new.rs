@@ -82,7 +82,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     let cell = CellName::parse(&args.name, &config.environments)?;
     let existing = [cell_flux_dir(&cell.name), cell_terraform_dir(&cell.name)]
         .into_iter()
-        .find(|dir| std::fs::symlink_metadata(plan.root().join(dir)).is_ok());
+        .find(|dir| crate::root::disk::exists(plan.root().join(dir)));
     if let Some(dir) = &existing
         && !args.force
     {

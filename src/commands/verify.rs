@@ -20,7 +20,7 @@ pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
     let from =
         crate::root::paths::from_user(&args.from, "the file", "Pass a file whose path is UTF-8")?;
     let path = session.start.join(&from);
-    let text = std::fs::read_to_string(&path).map_err(|source| CellgenError::Read {
+    let text = crate::root::disk::read_to_string(&path).map_err(|source| CellgenError::Read {
         path: from.clone(),
         source,
     })?;

@@ -5,6 +5,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 use std::fmt;
 use std::net::Ipv4Addr;
 
+use ipnet::Ipv4Net;
+
 use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 
@@ -12,16 +14,16 @@ use crate::model::config::line_of;
 use crate::model::repo::cell_terraform_dir;
 use crate::root::filestore::FileStore;
 
+/// An IPv4 block, always its network address (no host bits): `ipnet` does the arithmetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Cidr {
-    network: u32,
-    prefix: u8,
-}
+pub struct Cidr(Ipv4Net);
 
 impl Cidr {
     /// `a.b.c.d/n` with no host bits set (what AWS accepts as a VPC CIDR block).
     pub fn parse(text: &str) -> Result<Cidr, String> {
         let not_a_cidr = || format!("`{text}` is not an IPv4 CIDR block like 10.1.0.0/16");
+        // Split and parsed here, not by `Ipv4Net::from_str`: its prefix parser accepts forms
+        // (`+16`, `016`) the message promises to refuse.
         let (addr, prefix) = text.trim().split_once('/').ok_or_else(not_a_cidr)?;
         let addr: Ipv4Addr = addr.parse().map_err(|_| not_a_cidr())?;
         let prefix: u8 = prefix
@@ -29,49 +31,54 @@ impl Cidr {
             .ok()
             .filter(|p| *p <= 32)
             .ok_or_else(not_a_cidr)?;
-        let addr = u32::from(addr);
-        let network = addr & mask(prefix);
-        if network != addr {
+        let net = Ipv4Net::new(addr, prefix).map_err(|_| not_a_cidr())?;
+        if net.network() != addr {
             return Err(format!(
-                "`{text}` has host bits set; the block is {}/{prefix}",
-                Ipv4Addr::from(network)
+                "`{text}` has host bits set; the block is {}",
+                net.trunc()
             ));
         }
-        Ok(Cidr { network, prefix })
+        Ok(Cidr(net))
+    }
+
+    /// The block of `prefix` bits holding `addr` (its host bits dropped).
+    fn of(addr: Ipv4Addr, prefix: u8) -> Cidr {
+        Cidr(
+            Ipv4Net::new(addr, prefix.min(32))
+                .expect("prefix <= 32")
+                .trunc(),
+        )
     }
 
     pub fn prefix(&self) -> u8 {
-        self.prefix
+        self.0.prefix_len()
+    }
+
+    fn network(&self) -> Ipv4Addr {
+        self.0.network()
     }
 
     fn first(&self) -> u64 {
-        u64::from(self.network)
+        u64::from(u32::from(self.0.network()))
     }
 
     fn last(&self) -> u64 {
-        self.first() + (1u64 << (32 - self.prefix)) - 1
+        u64::from(u32::from(self.0.broadcast()))
     }
 
+    /// Two aligned blocks overlap exactly when one holds the other.
     pub fn overlaps(&self, other: &Cidr) -> bool {
-        self.first() <= other.last() && other.first() <= self.last()
+        self.0.contains(&other.0) || other.0.contains(&self.0)
     }
 
     pub fn contains(&self, other: &Cidr) -> bool {
-        self.first() <= other.first() && other.last() <= self.last()
-    }
-}
-
-fn mask(prefix: u8) -> u32 {
-    if prefix == 0 {
-        0
-    } else {
-        u32::MAX << (32 - prefix)
+        self.0.contains(&other.0)
     }
 }
 
 impl fmt::Display for Cidr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", Ipv4Addr::from(self.network), self.prefix)
+        write!(f, "{}", self.0)
     }
 }
 
@@ -81,31 +88,32 @@ impl fmt::Display for Cidr {
 /// and by the at most `prefix` blocks containing it, each of which starts at its own address
 /// with a shorter prefix.
 pub fn overlapping(blocks: &[Option<Cidr>]) -> Vec<Vec<usize>> {
-    let mut by_start: Vec<(u32, u8, usize)> = blocks
+    let mut by_start: Vec<(Cidr, usize)> = blocks
         .iter()
         .enumerate()
-        .filter_map(|(i, b)| b.map(|b| (b.network, b.prefix, i)))
+        .filter_map(|(i, b)| b.map(|b| (b, i)))
         .collect();
+    // Cidr orders by network address, then prefix.
     by_start.sort_unstable();
     let mut out = vec![Vec::new(); blocks.len()];
     for (i, block) in blocks.iter().enumerate() {
         let Some(block) = block else { continue };
         let found = &mut out[i];
-        let from = by_start.partition_point(|&(n, _, _)| u64::from(n) < block.first());
-        let to = by_start.partition_point(|&(n, _, _)| u64::from(n) <= block.last());
-        found.extend(by_start[from..to].iter().map(|&(_, _, j)| j));
-        for prefix in 0..block.prefix {
-            let network = block.network & mask(prefix);
+        let from = by_start.partition_point(|(b, _)| b.first() < block.first());
+        let to = by_start.partition_point(|(b, _)| b.first() <= block.last());
+        found.extend(by_start[from..to].iter().map(|&(_, j)| j));
+        for prefix in 0..block.prefix() {
+            let around = Cidr::of(block.network(), prefix);
             // One starting at this block's own address was found above.
-            if network == block.network {
+            if around.network() == block.network() {
                 continue;
             }
-            let from = by_start.partition_point(|&(n, p, _)| (n, p) < (network, prefix));
+            let from = by_start.partition_point(|(b, _)| *b < around);
             found.extend(
                 by_start[from..]
                     .iter()
-                    .take_while(|&&(n, p, _)| (n, p) == (network, prefix))
-                    .map(|&(_, _, j)| j),
+                    .take_while(|(b, _)| *b == around)
+                    .map(|&(_, j)| j),
             );
         }
         found.retain(|&j| j != i);
@@ -116,16 +124,13 @@ pub fn overlapping(blocks: &[Option<Cidr>]) -> Vec<Vec<usize>> {
 
 /// The lowest `/prefix` block of `pool` that overlaps none of `taken`.
 pub fn next_free(pool: Cidr, prefix: u8, taken: &[Cidr]) -> Option<Cidr> {
-    if prefix < pool.prefix || prefix > 32 {
+    if prefix < pool.prefix() || prefix > 32 {
         return None;
     }
     let size = 1u64 << (32 - prefix);
     let mut start = pool.first();
     while start + size - 1 <= pool.last() {
-        let candidate = Cidr {
-            network: start as u32,
-            prefix,
-        };
+        let candidate = Cidr::of(Ipv4Addr::from(start as u32), prefix);
         match taken
             .iter()
             .filter(|t| t.overlaps(&candidate))
@@ -179,7 +184,7 @@ fn recorded_for_in(files: &FileStore, cell: &str) -> Option<CellCidr> {
     let tfvars = dir.join("terraform.tfvars");
     // Read line by line when it is plain `key = "literal"` lines (`check` reads every cell's).
     if let Some(found) = read_attribute(files, &tfvars, |text| {
-        let attr = crate::analysis::secrets::tfvars_attributes(text)?
+        let attr = crate::analysis::secrets::tfvars_attributes(files.memos(), text)?
             .into_iter()
             .find(|a| a.key == "vpc_cidr")?;
         Some((attr.value_line, attr.string))
@@ -189,7 +194,7 @@ fn recorded_for_in(files: &FileStore, cell: &str) -> Option<CellCidr> {
     let variables = dir.join("variables.tf");
     read_attribute(files, &variables, |text| {
         // Through the parse cache: every cell's variables.tf is the same text.
-        let body = crate::analysis::secrets::parse_kept(text).ok()?;
+        let body = crate::analysis::secrets::parse_kept(files.memos(), text).ok()?;
         let value = body
             .get_blocks("variable")
             .find(|b| b.has_exact_labels(&["vpc_cidr"]))
@@ -285,10 +290,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let prefix = [0, 1, 8, 12, 15, 16, 16, 20, 24, 32][(seed >> 60) as usize % 10];
             let addr = ((seed >> 16) as u32 & 0x0fff_ffff) | 0x0a00_0000;
-            blocks.push(Some(Cidr {
-                network: addr & mask(prefix),
-                prefix,
-            }));
+            blocks.push(Some(Cidr::of(Ipv4Addr::from(addr), prefix)));
             if seed.is_multiple_of(5) {
                 blocks.push(None);
             }

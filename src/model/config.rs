@@ -6,7 +6,7 @@
 // schemars makes the doc comments the JSON Schema descriptions editors show, where `<name>` is literal (not HTML).
 #![allow(rustdoc::invalid_html_tags)]
 
-use camino::{Utf8Path, Utf8PathBuf};
+use camino::Utf8Path;
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -676,11 +676,8 @@ pub fn is_dns_label(s: &str) -> bool {
         && !s.ends_with('-')
 }
 
+/// A clean repository-relative path (see [`crate::root::paths::is_clean_relative`], the one
+/// check).
 pub fn is_relative_clean(p: &str) -> bool {
-    let path = Utf8PathBuf::from(p);
-    !p.is_empty()
-        && path.is_relative()
-        && path
-            .components()
-            .all(|c| matches!(c, camino::Utf8Component::Normal(_)))
+    crate::root::paths::is_clean_relative(p)
 }

@@ -5,6 +5,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::error::CellgenError;
 use crate::model::config::{CONFIG_FILE, Config};
+use crate::root::disk;
 use crate::root::filestore::FileStore;
 use crate::root::fsguard::Root;
 
@@ -27,10 +28,10 @@ impl Repo {
     pub fn find_root(start: &Utf8Path) -> Option<Utf8PathBuf> {
         for dir in start.ancestors() {
             let config = dir.join(CONFIG_FILE);
-            if std::fs::symlink_metadata(&config).is_ok() && !config.is_dir() {
+            if disk::exists(&config) && !disk::is_dir(&config) {
                 return Some(dir.to_path_buf());
             }
-            if dir.join(".git").exists() {
+            if disk::exists(dir.join(".git")) {
                 return None;
             }
         }
@@ -79,7 +80,7 @@ pub fn cell_terraform_dir(cell: &str) -> Utf8PathBuf {
 /// cell or component whose name is not UTF-8 cannot be named in a message or record: an error
 /// naming it, never a directory silently left out.
 pub fn list_dirs(dir: &Utf8Path) -> Result<Vec<String>, CellgenError> {
-    let entries = match std::fs::read_dir(dir) {
+    let entries = match disk::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
@@ -92,7 +93,7 @@ pub fn list_dirs(dir: &Utf8Path) -> Result<Vec<String>, CellgenError> {
     let mut names: Vec<String> = Vec::new();
     for entry in entries.filter_map(Result::ok) {
         let name = entry.file_name();
-        if name.as_encoded_bytes().starts_with(b".") || !entry.path().is_dir() {
+        if name.as_encoded_bytes().starts_with(b".") || !disk::is_dir(entry.path()) {
             continue;
         }
         names.push(crate::root::paths::entry_name(dir, &name)?.to_owned());

@@ -68,7 +68,7 @@ impl StackFacts {
 fn planned_tf_files(plan: &Plan, cell: &str) -> Result<Vec<Utf8PathBuf>, CellgenError> {
     let dir = cell_terraform_dir(cell);
     let mut files: BTreeSet<Utf8PathBuf> = BTreeSet::new();
-    if let Ok(entries) = std::fs::read_dir(plan.root().join(&dir)) {
+    if let Ok(entries) = crate::root::disk::read_dir(plan.root().join(&dir)) {
         for entry in entries.flatten() {
             files.insert(dir.join(crate::root::paths::entry_name(&dir, &entry.file_name())?));
         }

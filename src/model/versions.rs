@@ -94,7 +94,7 @@ fn manifests(
         let dir = Utf8Path::new(COMPONENTS_DIR)
             .join(&component.name)
             .join(layer);
-        let Ok(entries) = std::fs::read_dir(plan.root().join(&dir)) else {
+        let Ok(entries) = crate::root::disk::read_dir(plan.root().join(&dir)) else {
             continue;
         };
         let mut names: Vec<String> = entries

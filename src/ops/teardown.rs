@@ -68,18 +68,9 @@ pub struct Removal {
 /// repository is a Git work tree with history and `git` runs: the evidence that a cell absent
 /// from the working tree was removed rather than never created.
 fn removed_in_history(root: &Utf8Path, paths: &[&Utf8Path]) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["log", "-1", "--format=%h", "--"])
-        .args(paths)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let commit = String::from_utf8(out.stdout).ok()?.trim().to_string();
-    (out.status.success() && !commit.is_empty()).then_some(commit)
+    let mut args = vec!["log", "-1", "--format=%h", "--"];
+    args.extend(paths.iter().map(|p| p.as_str()));
+    crate::root::git::answer(root, &args)
 }
 
 /// Regular files under `dir` (repository-relative), recursively, skipping `skip` directories.
@@ -130,7 +121,7 @@ pub fn cell_layers(plan: &Plan, config: &Config, cell: &str) -> Result<Vec<Layer
     }
     // Its Git side already gone (a second run): the cluster still runs cellgen.yaml's layers
     // until the tear-down is done, so the steps still name them.
-    if layers.is_empty() && !plan.root().join(cell_flux_dir(cell)).exists() {
+    if layers.is_empty() && !crate::root::disk::exists(plan.root().join(cell_flux_dir(cell))) {
         layers = config
             .layers
             .iter()
@@ -183,7 +174,7 @@ pub fn remove_cell(
         nothing: None,
     };
     let root = plan.root().to_path_buf();
-    let exists = |p: &Utf8Path| std::fs::symlink_metadata(root.join(p)).is_ok();
+    let exists = |p: &Utf8Path| crate::root::disk::exists(root.join(p));
     if !exists(&flux_dir) && !exists(&tf_dir) && !plan.exists(&record) {
         let mut names = list_dirs(&plan.root().join(crate::model::repo::CELLS_DIR))?;
         names.extend(list_dirs(

@@ -157,6 +157,8 @@ pub struct FileStore {
     opens: AtomicUsize,
     /// Directories listed.
     listings: AtomicUsize,
+    /// What the command's readers remember of these files ([`FileStore::memos`]).
+    memos: crate::root::memos::Memos,
 }
 
 impl FileStore {
@@ -168,7 +170,14 @@ impl FileStore {
             hasher: foldhash::fast::RandomState::default(),
             opens: AtomicUsize::new(0),
             listings: AtomicUsize::new(0),
+            memos: Default::default(),
         }
+    }
+
+    /// What the readers above this layer remember of these files (parses by text): the
+    /// command's, living exactly as long as this store.
+    pub fn memos(&self) -> &crate::root::memos::Memos {
+        &self.memos
     }
 
     /// The root as given.

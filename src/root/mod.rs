@@ -1,7 +1,10 @@
 //! Layer 2, file access: every read and write of a repository file, confined to its root, and
 //! the Git tree `diff --base` reads; UTF-8 paths. Nothing here knows of cells.
 
+pub mod disk;
 pub mod filestore;
 pub mod fsguard;
+pub mod git;
+pub mod memos;
 pub mod paths;
 pub mod source;

@@ -58,6 +58,27 @@ pub fn join(base: &Utf8Path, rel: impl AsRef<str>) -> Utf8PathBuf {
     Utf8PathBuf::from(out)
 }
 
+/// Whether `rest` is a clean repository-relative path, written as `Path` components would give
+/// it back: not empty, not absolute, no empty, `.` or `..` segment, no trailing `/`. The one
+/// check of a relative path cellgen makes (a layer path, a plan's or record's path, a path a
+/// build meets). Only its dots and a `//` are looked at: this runs for every path a build meets.
+pub fn is_clean_relative(rest: &str) -> bool {
+    let b = rest.as_bytes();
+    if b.is_empty()
+        || b[0] == b'/'
+        || b[b.len() - 1] == b'/'
+        || memchr::memmem::find(b, b"//").is_some()
+    {
+        return false;
+    }
+    memchr::memchr_iter(b'.', b).all(|i| {
+        if i > 0 && b[i - 1] != b'/' {
+            return true;
+        }
+        !matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..])
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,11 +11,10 @@
 
 use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::root::filestore::FileStore;
@@ -129,44 +128,9 @@ impl Drop for CatFile {
     }
 }
 
-/// Why a Git tree could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum GitError {
-    #[error("`{command}` failed: {message}")]
-    Command { command: String, message: String },
-}
-
-/// A git command in `root` that never pages, prompts or follows replace refs (upgrade reads
-/// history through it too).
-pub(crate) fn git(root: &Utf8Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(root);
-    // Never a pager, never a prompt, never the user's replace refs.
-    cmd.env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_NO_REPLACE_OBJECTS", "1")
-        .env("GIT_OPTIONAL_LOCKS", "0");
-    cmd
-}
-
-/// Runs `git args` in `root` and returns its standard output.
-pub fn git_output(root: &Utf8Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-    let shown = format!("git {}", args.join(" "));
-    let out = git(root)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| GitError::Command {
-            command: shown.clone(),
-            message: e.to_string(),
-        })?;
-    if !out.status.success() {
-        return Err(GitError::Command {
-            command: shown,
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    Ok(out.stdout)
-}
+pub use crate::root::git::GitError;
+pub(crate) use crate::root::git::command as git;
+pub use crate::root::git::output as git_output;
 
 impl GitTree {
     /// The tree of commit `rev` below `root` (a directory of a Git work tree).
@@ -350,12 +314,67 @@ pub enum Source {
     Disk(Arc<FileStore>),
     /// A commit's tree, in memory.
     Tree(Arc<GitTree>),
+    /// Another source, every read through this one also written to the recorder (see
+    /// [`Source::recorded`]).
+    Recorded(Arc<Source>, Arc<Recorder>),
+}
+
+/// The reads made through a [`Source::recorded`] source, in order: what one build or one
+/// sample read, for a cache of another source to replay ([`Source::replays`]). Held by the
+/// caller for that one build: nothing is recorded anywhere else.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    reads: Mutex<Vec<Access>>,
+}
+
+impl Recorder {
+    /// What was read so far.
+    pub fn reads(&self) -> Vec<Access> {
+        self.reads.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 impl Source {
     /// The working tree at `root`, read through a store of its own.
     pub fn disk(root: &Utf8Path) -> Source {
         Source::Disk(Arc::new(FileStore::new(root)))
+    }
+
+    /// This source, each read through the copy also kept by the recorder returned with it
+    /// (a recorded source's reads reach its own recorder too: recordings nest).
+    pub fn recorded(&self) -> (Source, Arc<Recorder>) {
+        let recorder = Arc::new(Recorder::default());
+        (
+            Source::Recorded(Arc::new(self.clone()), recorder.clone()),
+            recorder,
+        )
+    }
+
+    /// Adds `access` to this source's recording, if it records: for answers a caller
+    /// remembers instead of asking again (`Fs` knows which directories hold no link).
+    pub fn note(&self, access: impl FnOnce() -> Access) {
+        if let Source::Recorded(..) = self {
+            self.note_made(access());
+        }
+    }
+
+    fn note_made(&self, access: Access) {
+        if let Source::Recorded(inner, recorder) = self {
+            inner.note_made(access.clone());
+            recorder
+                .reads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(access);
+        }
+    }
+
+    /// The source under any recording.
+    fn base(&self) -> &Source {
+        match self {
+            Source::Recorded(inner, _) => inner.base(),
+            other => other,
+        }
     }
 }
 
@@ -465,37 +484,6 @@ fn io_error(e: impl std::borrow::Borrow<io::Error>) -> IoError {
     (e.kind(), e.to_string())
 }
 
-thread_local! {
-    /// The reads of the recording under way on this thread (builds run on one thread each).
-    static LOG: RefCell<Option<Vec<Access>>> = const { RefCell::new(None) };
-}
-
-/// Runs `f` and returns what it read through any [`Source`] on this thread.
-pub fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<Access>) {
-    let outer = LOG.with(|l| l.borrow_mut().replace(Vec::new()));
-    let out = f();
-    let log = LOG
-        .with(|l| std::mem::replace(&mut *l.borrow_mut(), outer))
-        .unwrap_or_default();
-    // An enclosing recording saw these reads too.
-    LOG.with(|l| {
-        if let Some(outer) = l.borrow_mut().as_mut() {
-            outer.extend(log.iter().cloned());
-        }
-    });
-    (out, log)
-}
-
-/// Adds `access` to the recording under way, if any: for answers a caller remembers instead of
-/// asking again (`Fs` knows which directories hold no link).
-pub fn note(access: impl FnOnce() -> Access) {
-    LOG.with(|l| {
-        if let Some(log) = l.borrow_mut().as_mut() {
-            log.push(access());
-        }
-    });
-}
-
 fn sorted(mut entries: Vec<(OsString, Kind)>) -> Vec<(OsString, Kind)> {
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     entries
@@ -504,22 +492,23 @@ fn sorted(mut entries: Vec<(OsString, Kind)>) -> Vec<(OsString, Kind)> {
 impl Source {
     /// Whether every read of `log` answers the same on this source.
     pub fn replays(&self, log: &[Access]) -> bool {
+        let this = self.base();
         log.iter().all(|access| match access {
             Access::Kind { root, abs, seen } => {
-                self.kind_unrecorded(root, abs).map_err(io_error) == *seen
+                this.kind_unrecorded(root, abs).map_err(io_error) == *seen
             }
-            Access::Read { root, abs, seen } => match self {
+            Access::Read { root, abs, seen } => match this {
                 // Compared in place: the tree is in memory.
                 Source::Tree(tree) if seen.is_ok() => {
                     tree.holds(&relative(root, abs), seen.as_deref().unwrap_or_default())
                 }
                 _ => {
-                    let now = self.read_unrecorded(root, abs).map_err(io_error);
+                    let now = this.read_unrecorded(root, abs).map_err(io_error);
                     now.as_deref() == seen.as_deref()
                 }
             },
             Access::ReadDir { root, abs, seen } => {
-                self.read_dir_unrecorded(root, abs)
+                this.read_dir_unrecorded(root, abs)
                     .map(sorted)
                     .map_err(io_error)
                     == *seen
@@ -530,7 +519,7 @@ impl Source {
     /// What `abs` (under `root`) is, without following a symbolic link.
     pub fn kind(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
         let out = self.kind_unrecorded(root, abs);
-        note(|| Access::Kind {
+        self.note(|| Access::Kind {
             root: root.to_path_buf(),
             abs: abs.to_path_buf(),
             seen: out.as_ref().map(|k| *k).map_err(io_error),
@@ -547,8 +536,9 @@ impl Source {
                 None => disk_kind(abs),
             },
             Source::Tree(_) => self.kind_unrecorded(root, abs),
+            Source::Recorded(inner, _) => inner.base().kind_on_the_way(root, abs),
         };
-        note(|| Access::Kind {
+        self.note(|| Access::Kind {
             root: root.to_path_buf(),
             abs: abs.to_path_buf(),
             seen: out.as_ref().map(|k| *k).map_err(io_error),
@@ -558,7 +548,7 @@ impl Source {
 
     pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         let out = self.read_unrecorded(root, abs);
-        note(|| Access::Read {
+        self.note(|| Access::Read {
             root: root.to_path_buf(),
             abs: abs.to_path_buf(),
             seen: out.as_ref().map(Clone::clone).map_err(io_error),
@@ -567,9 +557,9 @@ impl Source {
     }
 
     /// The entries of directory `abs`, unsorted for the disk.
-    pub fn read_dir(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
+    pub fn list(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
         let out = self.read_dir_unrecorded(root, abs);
-        note(|| Access::ReadDir {
+        self.note(|| Access::ReadDir {
             root: root.to_path_buf(),
             abs: abs.to_path_buf(),
             seen: out.as_ref().map(|e| sorted(e.clone())).map_err(io_error),
@@ -579,6 +569,7 @@ impl Source {
 
     fn kind_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
         match self {
+            Source::Recorded(..) => self.base().kind_unrecorded(root, abs),
             Source::Disk(files) => match files.relative(abs) {
                 Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
                 Some(rel) => files.kind(rel),
@@ -596,6 +587,7 @@ impl Source {
 
     fn read_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         match self {
+            Source::Recorded(..) => self.base().read_unrecorded(root, abs),
             Source::Disk(files) => match files.relative(abs) {
                 Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
                 Some(rel) => files.read(rel).map(|bytes| bytes.as_ref().clone()),
@@ -611,6 +603,7 @@ impl Source {
         abs: &Utf8Path,
     ) -> io::Result<Vec<(OsString, Kind)>> {
         match self {
+            Source::Recorded(..) => self.base().read_dir_unrecorded(root, abs),
             Source::Disk(files) => match files.relative(abs) {
                 Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
                 Some(rel) if is_submodule(files, rel) => Ok(Vec::new()),
@@ -639,7 +632,7 @@ impl Source {
     /// The sub-directories of `rel` (names not starting with a dot), sorted.
     pub fn list_dirs(&self, root: &Utf8Path, rel: &Utf8Path) -> Vec<String> {
         let mut names: Vec<String> = self
-            .read_dir(root, &root.join(rel))
+            .list(root, &root.join(rel))
             .unwrap_or_default()
             .into_iter()
             .filter(|(_, kind)| *kind == Kind::Dir)
@@ -700,11 +693,11 @@ mod tests {
             let oid = git(&root, &["hash-object", "a.yaml"]);
             assert_eq!(object_id(b"a: 1\n", oid.trim().len()).unwrap(), oid.trim());
             std::fs::write(root.join("b.yaml"), "b: 2\n").unwrap();
-            let (_, reads) = recording(|| {
-                for name in ["a.yaml", "b.yaml", "c.yaml"] {
-                    let _ = Source::disk(&root).read(&root, &root.join(name));
-                }
-            });
+            let (disk, recorder) = Source::disk(&root).recorded();
+            for name in ["a.yaml", "b.yaml", "c.yaml"] {
+                let _ = disk.read(&root, &root.join(name));
+            }
+            let reads = recorder.reads();
             let tree = Source::Tree(Arc::new(GitTree::load(&root, "HEAD").unwrap()));
             assert!(tree.replays(&reads[..1]), "{format}");
             assert!(!tree.replays(&reads[1..2]), "{format}: b.yaml changed");
@@ -728,9 +721,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Utf8Path::from_path(dir.path()).unwrap();
         std::fs::write(root.join("a"), "x").unwrap();
-        let ((_, inner), outer) =
-            recording(|| recording(|| Source::disk(root).read(root, &root.join("a"))));
-        assert_eq!(inner.len(), 1);
-        assert_eq!(inner, outer);
+        let (outer_source, outer) = Source::disk(root).recorded();
+        let (inner_source, inner) = outer_source.recorded();
+        inner_source.read(root, &root.join("a")).unwrap();
+        assert_eq!(inner.reads().len(), 1);
+        assert_eq!(inner.reads(), outer.reads());
+        // A source that does not record keeps nothing: the recording is the caller's alone.
+        let (_, unused) = Source::disk(root).recorded();
+        Source::disk(root).read(root, &root.join("a")).unwrap();
+        assert!(unused.reads().is_empty());
     }
 }

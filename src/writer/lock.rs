@@ -12,8 +12,8 @@
 //! (`crate::writer::journal`), and holds it until the command has finished. `Plan::apply` refuses to run
 //! without the write lock on its root.
 
+use crate::root::disk::{self, File, TryLockError};
 use camino::{Utf8Path, Utf8PathBuf};
-use std::fs::{File, TryLockError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -100,14 +100,14 @@ pub fn acquire(
     access: Access,
     waiting: impl FnOnce(&str),
 ) -> Result<RepoLock, CellgenError> {
-    let canonical = std::fs::canonicalize(root).map_err(|source| CellgenError::Lock {
+    let canonical = disk::canonicalize(root).map_err(|source| CellgenError::Lock {
         root: root.to_path_buf(),
         source,
     })?;
     // As `fsguard::Root` does: a canonical form that is not UTF-8 is not used, so the plan's
     // root and this one are the same path.
     let canonical = Utf8PathBuf::from_path_buf(canonical).unwrap_or_else(|_| root.to_path_buf());
-    let file = File::open(&canonical).map_err(|source| CellgenError::Lock {
+    let file = disk::open(&canonical).map_err(|source| CellgenError::Lock {
         root: root.to_path_buf(),
         source,
     })?;
@@ -172,7 +172,7 @@ fn holder_from_proc(file: &File) -> Option<String> {
     let meta = file.metadata().ok()?;
     let ino = meta.ino();
     let me = std::process::id();
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let locks = disk::read_to_string("/proc/locks").ok()?;
     // e.g. `3: FLOCK  ADVISORY  WRITE 17767 fe:00:8978435 0 EOF`; `->` marks a blocked waiter.
     let mut holders: Vec<(u32, &str)> = Vec::new();
     for line in locks.lines() {
@@ -214,7 +214,7 @@ fn describe_process(pid: u32, kind: &str) -> String {
     } else {
         "reading"
     };
-    let command = std::fs::read(format!("/proc/{pid}/cmdline"))
+    let command = disk::read(format!("/proc/{pid}/cmdline"))
         .ok()
         .map(|raw| {
             let args: Vec<String> = raw
@@ -255,11 +255,11 @@ fn describe_process(pid: u32, kind: &str) -> String {
 /// When a process started: its start time in clock ticks after boot, plus the boot time.
 #[cfg(target_os = "linux")]
 fn process_start(pid: u32) -> Option<SystemTime> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = disk::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name, which is in parentheses and may contain spaces.
     let after = &stat[stat.rfind(')')? + 2..];
     let start_ticks: u64 = after.split_whitespace().nth(19)?.parse().ok()?;
-    let btime: u64 = std::fs::read_to_string("/proc/stat")
+    let btime: u64 = disk::read_to_string("/proc/stat")
         .ok()?
         .lines()
         .find_map(|l| l.strip_prefix("btime "))?

@@ -103,10 +103,7 @@ impl Plan {
         let rel = rel.as_ref();
         match self.changes.get(rel) {
             Some(change) => change.after.is_some(),
-            None => self
-                .root
-                .resolve(rel)
-                .is_ok_and(|real| std::fs::symlink_metadata(real).is_ok()),
+            None => self.root.resolve(rel).is_ok_and(crate::root::disk::exists),
         }
     }
 
@@ -125,7 +122,7 @@ impl Plan {
 
     fn set(&mut self, rel: Utf8PathBuf, after: Option<String>) -> Result<(), CellgenError> {
         debug_assert!(
-            crate::model::config::is_relative_clean(rel.as_str()),
+            crate::root::paths::is_clean_relative(rel.as_str()),
             "{rel:?}"
         );
         if let Some(change) = self.changes.get_mut(&rel) {

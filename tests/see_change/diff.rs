@@ -378,3 +378,20 @@ fn a_submodule_under_a_layer_is_an_empty_directory_on_both_sides() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("no change"), "{}", stdout(&out));
 }
+
+/// Git is started one hardened way (`src/root/git.rs`): a `GIT_DIR` or `GIT_WORK_TREE` in the
+/// caller's environment (a CI job's, a hook's) does not send it to another repository.
+#[test]
+fn the_callers_git_environment_does_not_redirect_the_base() {
+    let dir = repo_with_history();
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args(["diff", "--base", "HEAD", "--exit-code"])
+        .env("GIT_DIR", "/nonexistent/.git")
+        .env("GIT_WORK_TREE", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("no change"), "{}", stdout(&out));
+}

@@ -91,7 +91,15 @@ impl BuildCache {
         record: bool,
         shared: Option<Arc<BuildCache>>,
     ) -> BuildCache {
-        let repo = Repo::open_source(root, source.clone());
+        // The other side's parses are the same content's: its caches are shared.
+        let caches = shared
+            .as_ref()
+            .and_then(|other| other.repo.as_ref().ok())
+            .map(Repo::caches);
+        let repo = match caches {
+            Some(caches) => Repo::open_sharing(root, source.clone(), caches),
+            None => Repo::open_source(root, source.clone()),
+        };
         let shared = shared.filter(|other| {
             other.mode == mode
                 && match (&other.repo, &repo) {
@@ -139,17 +147,20 @@ impl BuildCache {
             if let Some(entry) = self.shared_entry(path, flux) {
                 return entry;
             }
-            let build = || -> Built {
-                Arc::new(match &self.repo {
-                    Ok(repo) => repo.build(path, flux, self.mode).map_err(Arc::new),
-                    Err(e) => Err(e.clone()),
-                })
-            };
-            let (built, reads) = if self.record {
-                let (built, reads) = crate::root::source::recording(build);
-                (built, Some(reads.into()))
-            } else {
-                (build(), None)
+            let (built, reads): (Built, _) = match &self.repo {
+                Ok(repo) if self.record => {
+                    let (built, reads) = repo.build_recorded(path, flux, self.mode);
+                    (Arc::new(built.map_err(Arc::new)), Some(reads.into()))
+                }
+                Ok(repo) => (
+                    Arc::new(repo.build(path, flux, self.mode).map_err(Arc::new)),
+                    None,
+                ),
+                // Nothing was read: a recording cache keeps the (empty) record.
+                Err(e) => (
+                    Arc::new(Err(e.clone())),
+                    self.record.then(|| Vec::new().into()),
+                ),
             };
             let count = built.as_ref().as_ref().map_or(0, Vec::len);
             Entry {

@@ -2,16 +2,16 @@
 //! it calls (each call one context), never reading outside the repository.
 
 use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
-use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::Body;
 
 use crate::ports::edit::hcl::{HclEditError, tfvars};
 use crate::root::filestore::{Bytes, FileStore, Kind};
+use crate::root::memos::Memos;
 
 /// Local modules followed at most (each call is one), so a module calling itself ends.
 const MAX_CONTEXTS: usize = 64;
@@ -24,7 +24,7 @@ pub(super) struct File {
     pub(super) content: Arc<Content>,
 }
 
-/// What is derived from a file's text alone, computed once per distinct text in the process:
+/// What is derived from a file's text alone, computed once per distinct text in the command:
 /// most of a cell's stack is the same text in every cell (cluster.tf, variables.tf, the
 /// components' files), so a cell pays only for the files it does not share. Nothing here
 /// depends on where the file is: its shown name is the cell's [`File`]'s.
@@ -40,147 +40,125 @@ pub(super) struct Content {
     calls: OnceLock<Vec<(String, String)>>,
     /// Its declarations, indexed on first look-up (`taint`).
     pub(super) decls: OnceLock<super::taint::Decls>,
+    /// The command's caches its body is parsed through (weak: the caches hold contents).
+    caches: Weak<HclCaches>,
+}
+
+/// What the secret trace and the readers of cell-metadata.tf and tfvars remember of HCL texts
+/// during one command: the command's, held by its `FileStore` (`FileStore::memo`) and dropped
+/// with it. Cells repeat most of their stack (cluster.tf, variables.tf, the components' files
+/// are the same text in every cell), so each distinct text is checked and parsed once.
+#[derive(Default)]
+pub struct HclCaches {
+    content: Mutex<ContentCache>,
+    parses: Mutex<ParseCache>,
 }
 
 /// The texts' [`Content`]s, kept from a text's second sighting (as [`ParseCache`] does): a
 /// file unique to a cell (flux.tf, backend.tf) costs a hash, not a copy. Keyed by the whole
 /// text (a foldhash of it, a hit confirmed by comparing the text).
+#[derive(Default)]
 struct ContentCache {
     seen: foldhash::HashSet<u64>,
     kept: foldhash::HashMap<u64, Arc<Content>>,
 }
 
-/// The content of the file `bytes`, shared with every earlier file of the same bytes; None
-/// when they are not UTF-8. A text met before is neither checked nor copied again.
-fn shared_content(bytes: &[u8]) -> Option<Arc<Content>> {
-    static CACHE: OnceLock<Mutex<ContentCache>> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| {
-        Mutex::new(ContentCache {
-            seen: foldhash::HashSet::default(),
-            kept: foldhash::HashMap::default(),
-        })
-    });
-    let hash = foldhash::fast::FixedState::default().hash_one(bytes);
-    let repeated = {
-        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        match cache.kept.get(&hash) {
-            Some(kept) if kept.text.as_bytes() == bytes => return Some(kept.clone()),
-            Some(_) => false,
-            None => !cache.seen.insert(hash),
-        }
-    };
-    let content = Arc::new(Content::new(std::str::from_utf8(bytes).ok()?.to_owned()));
-    if repeated {
-        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        return Some(cache.kept.entry(hash).or_insert(content).clone());
-    }
-    Some(content)
-}
-
-/// Parsed bodies of the file texts seen more than once in this process. Cells repeat most of
-/// their stack (cluster.tf, variables.tf, the components' files are the same text in every
-/// cell), so `check` parses each distinct text once instead of once per cell. A text is kept only
+/// Parsed bodies of the file texts seen more than once in this command. A text is kept only
 /// from its second sighting (files unique to a cell cost a hash, not a copy), but for the texts
 /// read by several checks ([`parse_kept`]: a cell's terraform.tfvars, read by the contract,
 /// the trace and the VPC check on another thread), kept from the first. Texts are hashed
 /// once, with foldhash (several times faster than SipHash on long keys); a hit is confirmed by
 /// comparing the text, so two texts with one hash are parsed each, the second not kept.
+#[derive(Default)]
 struct ParseCache {
     seen: foldhash::HashSet<u64>,
     bodies: foldhash::HashMap<u64, (String, Arc<Body>)>,
 }
 
-/// The texts this thread parsed last through [`parse_recent`]: a cell's contract check parses
-/// its cell-metadata.tf and terraform.tfvars, then its trace reads them again.
-const RECENT: usize = 4;
-
-thread_local! {
-    static RECENTLY_PARSED: RefCell<VecDeque<(String, Arc<Body>)>> =
-        const { RefCell::new(VecDeque::new()) };
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Whole entries are inserted, never half-written ones.
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// `text` parsed, or the body this thread parsed from the same text among its last few, or
-/// the body of the same text in the process's parse cache (cells share cell-metadata.tf).
-pub fn parse_recent(text: &str) -> Result<Arc<Body>, HclEditError> {
-    if let Some(body) = recently_parsed(text) {
-        return Ok(body);
-    }
-    // A text that does not parse is parsed again for the error in edit::hcl's words.
-    let body = match parse_kept(text) {
-        Ok(body) => body,
-        Err(_) => Arc::new(crate::ports::edit::hcl::parse_body(text)?),
-    };
-    RECENTLY_PARSED.with_borrow_mut(|recent| {
-        if recent.len() == RECENT {
-            recent.pop_front();
+impl HclCaches {
+    /// The content of the file `bytes`, shared with every earlier file of the same bytes; None
+    /// when they are not UTF-8. A text met before is neither checked nor copied again.
+    fn shared_content(self: &Arc<Self>, bytes: &[u8]) -> Option<Arc<Content>> {
+        let hash = foldhash::fast::FixedState::default().hash_one(bytes);
+        let repeated = {
+            let mut cache = lock(&self.content);
+            match cache.kept.get(&hash) {
+                Some(kept) if kept.text.as_bytes() == bytes => return Some(kept.clone()),
+                Some(_) => false,
+                None => !cache.seen.insert(hash),
+            }
+        };
+        let text = std::str::from_utf8(bytes).ok()?.to_owned();
+        let content = Arc::new(Content::new(text, Arc::downgrade(self)));
+        if repeated {
+            let mut cache = lock(&self.content);
+            return Some(cache.kept.entry(hash).or_insert(content).clone());
         }
-        recent.push_back((text.to_string(), body.clone()));
-    });
-    Ok(body)
+        Some(content)
+    }
+
+    /// `text` parsed through the [`ParseCache`] (successes only are kept; `first`: from the
+    /// first sighting, else from the second).
+    fn parse_shared(&self, text: &str, first: bool) -> Result<Arc<Body>, hcl_edit::parser::Error> {
+        let hash = foldhash::fast::FixedState::default().hash_one(text);
+        let repeated = {
+            let mut cache = lock(&self.parses);
+            match cache.bodies.get(&hash) {
+                Some((kept, body)) if kept == text => return Ok(body.clone()),
+                Some(_) => false,
+                None => !cache.seen.insert(hash) || first,
+            }
+        };
+        let body = Arc::new(hcl_edit::parser::parse_body(text)?);
+        if repeated {
+            lock(&self.parses)
+                .bodies
+                .entry(hash)
+                .or_insert_with(|| (text.to_string(), body.clone()));
+        }
+        Ok(body)
+    }
 }
 
-fn recently_parsed(text: &str) -> Option<Arc<Body>> {
-    RECENTLY_PARSED.with_borrow(|recent| {
-        recent
-            .iter()
-            .find(|(t, _)| t == text)
-            .map(|(_, b)| b.clone())
-    })
-}
-
-fn parse_cached(text: &str) -> Option<Arc<Body>> {
-    recently_parsed(text).or_else(|| parse_shared(text, false).ok())
+/// `text` parsed (kept for the command, see [`parse_kept`]), or edit::hcl's error for it: a
+/// cell's contract check parses its cell-metadata.tf and terraform.tfvars, then its trace
+/// reads them again.
+pub fn parse_checked(memos: &Memos, text: &str) -> Result<Arc<Body>, HclEditError> {
+    match parse_kept(memos, text) {
+        Ok(body) => Ok(body),
+        // A text that does not parse is parsed again for the error in edit::hcl's words.
+        Err(_) => Ok(Arc::new(crate::ports::edit::hcl::parse_body(text)?)),
+    }
 }
 
 /// The top-level attributes of a tfvars `text`, None when it does not parse: read line by line
 /// when it is plain `key = "literal"` lines, else from its parse (kept, see [`parse_kept`]).
-pub fn tfvars_attributes(text: &str) -> Option<Vec<tfvars::TopAttribute>> {
+pub fn tfvars_attributes(memos: &Memos, text: &str) -> Option<Vec<tfvars::TopAttribute>> {
     tfvars::simple_attributes(text)
-        .or_else(|| Some(tfvars::attributes_of(text, &*parse_kept(text).ok()?)))
+        .or_else(|| Some(tfvars::attributes_of(text, &*parse_kept(memos, text).ok()?)))
 }
 
-/// `text` parsed, or the body of the same text in the process's parse cache, where it is kept
+/// `text` parsed, or the body of the same text in the command's parse cache, where it is kept
 /// from this first parse: for a text several checks parse (a cell's terraform.tfvars and
 /// cell-metadata.tf), whatever thread parses it first.
-pub fn parse_kept(text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
-    parse_shared(text, true)
-}
-
-/// `text` parsed through the process's [`ParseCache`] (successes only are kept; `first`: from
-/// the first sighting, else from the second).
-fn parse_shared(text: &str, first: bool) -> Result<Arc<Body>, hcl_edit::parser::Error> {
-    static CACHE: OnceLock<Mutex<ParseCache>> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| {
-        Mutex::new(ParseCache {
-            seen: foldhash::HashSet::default(),
-            bodies: foldhash::HashMap::default(),
-        })
-    });
-    let hash = foldhash::fast::FixedState::default().hash_one(text);
-    let repeated = {
-        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        match cache.bodies.get(&hash) {
-            Some((kept, body)) if kept == text => return Ok(body.clone()),
-            Some(_) => false,
-            None => !cache.seen.insert(hash) || first,
-        }
-    };
-    let body = Arc::new(hcl_edit::parser::parse_body(text)?);
-    if repeated {
-        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        cache
-            .bodies
-            .entry(hash)
-            .or_insert_with(|| (text.to_string(), body.clone()));
-    }
-    Ok(body)
+pub fn parse_kept(memos: &Memos, text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
+    memos.get::<HclCaches>().parse_shared(text, true)
 }
 
 impl Content {
-    /// The text's body, parsed (once, through the parse cache) when first asked for.
+    /// The text's body, parsed (once, through the command's parse cache while it lasts) when
+    /// first asked for.
     pub(super) fn body(&self) -> Option<&Body> {
         self.body
-            .get_or_init(|| parse_cached(&self.text))
+            .get_or_init(|| match self.caches.upgrade() {
+                Some(caches) => caches.parse_shared(&self.text, false).ok(),
+                None => hcl_edit::parser::parse_body(&self.text).ok().map(Arc::new),
+            })
             .as_deref()
     }
 
@@ -199,7 +177,7 @@ impl Content {
     }
 
     /// The content of `text`, the words [`Content::may_declare`] asks about found once.
-    fn new(text: String) -> Content {
+    fn new(text: String, caches: Weak<HclCaches>) -> Content {
         static FINDERS: OnceLock<Vec<memchr::memmem::Finder<'static>>> = OnceLock::new();
         let finders =
             FINDERS.get_or_init(|| DECLARING.iter().map(memchr::memmem::Finder::new).collect());
@@ -215,6 +193,7 @@ impl Content {
             body: OnceLock::new(),
             calls: OnceLock::new(),
             decls: OnceLock::new(),
+            caches,
         }
     }
 
@@ -257,11 +236,17 @@ impl File {
     /// A file of `bytes` shown as `shown` (None: not UTF-8); `share`: its content shared with
     /// every other file of the same text (false: computed for this file alone, what the cache
     /// must equal).
-    pub(super) fn new(shown: String, bytes: &[u8], share: bool) -> Option<File> {
+    pub(super) fn new(
+        caches: &Arc<HclCaches>,
+        shown: String,
+        bytes: &[u8],
+        share: bool,
+    ) -> Option<File> {
         let content = if share {
-            shared_content(bytes)?
+            caches.shared_content(bytes)?
         } else {
-            Arc::new(Content::new(std::str::from_utf8(bytes).ok()?.to_owned()))
+            let text = std::str::from_utf8(bytes).ok()?.to_owned();
+            Arc::new(Content::new(text, Arc::downgrade(caches)))
         };
         Some(File { shown, content })
     }
@@ -315,10 +300,10 @@ fn read_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Optio
 /// [`read_inside`]'s bytes, before any UTF-8 check (the store's, not copied).
 fn read_bytes_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Option<Bytes> {
     if files.kind(rel).ok()? == Kind::Link {
-        let real = files.root().join(rel).canonicalize().ok()?;
+        let real = crate::root::disk::canonicalize(files.root().join(rel)).ok()?;
         return real
             .starts_with(real_root)
-            .then(|| std::fs::read(&real).ok().map(Arc::new))?;
+            .then(|| crate::root::disk::read(&real).ok().map(Arc::new))?;
     }
     files.contents(rel)?.ok()
 }
@@ -376,7 +361,7 @@ fn load_dir(
         .filter_map(|name| {
             let bytes = read_bytes_inside(files, real_root, &crate::root::paths::join(rel, &name))?;
             let shown = crate::root::paths::join(shown_dir, &name).into_string();
-            let file = File::new(shown, &bytes, share)?;
+            let file = File::new(&files.memos().get::<HclCaches>(), shown, &bytes, share)?;
             // Without these words a file declares nothing a value can be read from (versions.tf,
             // backend.tf): skip parsing it.
             (file.content.words != 0).then_some(file)
@@ -471,7 +456,7 @@ fn read_tfvars(
         let Some(text) = read_inside(files, real_root, &stack.join(&name)) else {
             continue;
         };
-        let Some(attributes) = tfvars_attributes(&text) else {
+        let Some(attributes) = tfvars_attributes(files.memos(), &text) else {
             continue;
         };
         for attr in attributes {
@@ -501,9 +486,11 @@ mod tests {
 
     #[test]
     fn shared_parses_are_parses_and_errors_are_edit_hcls() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = FileStore::new(Utf8Path::from_path(dir.path()).unwrap());
         let text = "a = 1\nb = { c = 2 }\n";
         for _ in 0..3 {
-            let body = parse_recent(text).unwrap();
+            let body = parse_checked(files.memos(), text).unwrap();
             assert_eq!(
                 body.to_string(),
                 crate::ports::edit::hcl::parse_body(text)
@@ -512,13 +499,16 @@ mod tests {
             );
             // Another thread's view goes through the shared cache.
             std::thread::scope(|s| {
-                s.spawn(|| assert_eq!(parse_recent(text).unwrap().to_string(), body.to_string()));
+                s.spawn(|| {
+                    let again = parse_checked(files.memos(), text).unwrap();
+                    assert!(Arc::ptr_eq(&again, &body), "parsed once per command");
+                });
             });
         }
         let bad = "a = \n}\n";
         for _ in 0..2 {
             assert_eq!(
-                parse_recent(bad).err(),
+                parse_checked(files.memos(), bad).err(),
                 crate::ports::edit::hcl::parse_body(bad).err()
             );
         }
@@ -537,7 +527,7 @@ mod tests {
         ];
         let words = DECLARING.iter().copied().chain(["terraform", ""]);
         for text in texts {
-            let file = Content::new(text.to_string());
+            let file = Content::new(text.to_string(), Weak::new());
             for word in words.clone() {
                 for name in ["a", "b", "c", "d", "e", "f", "g", "aws_x", ""] {
                     let plain = text.contains(word) && (text.contains(name) || text.contains('\\'));
@@ -568,7 +558,7 @@ mod tests {
             "",
             "module",
         ] {
-            let file = Content::new(text.to_string());
+            let file = Content::new(text.to_string(), Weak::new());
             assert_eq!(file.may_call_module(), by_lines(text), "{text:?}");
         }
     }

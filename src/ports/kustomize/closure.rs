@@ -134,7 +134,7 @@ impl<'a> Closure<'a> {
         };
         self.files.insert(kfile.clone());
         let file = self.fs.rel(&kfile);
-        let k = load::parse_kustomization(&file, &self.fs.read_text(&kfile)?)?;
+        let k = load::parse_kustomization(self.fs.caches(), &file, &self.fs.read_text(&kfile)?)?;
         for key in ["resources", "bases", "components", "configurations", "crds"] {
             for entry in strings(&k, key) {
                 if !is_remote(entry) {
@@ -143,7 +143,7 @@ impl<'a> Closure<'a> {
             }
         }
         for entry in strings(&k, "patchesStrategicMerge") {
-            if load::parse_objects(&file, entry).is_err() {
+            if load::parse_objects(self.fs.caches(), &file, entry).is_err() {
                 self.file(dir, entry, &file)?;
             }
         }
@@ -204,14 +204,18 @@ impl<'a> Closure<'a> {
         file: &Utf8Path,
         key: &str,
     ) -> Result<(), BuildError> {
-        let configs = match load::parse_objects(file, entry) {
+        let configs = match load::parse_objects(self.fs.caches(), file, entry) {
             Ok(docs) if !docs.is_empty() => docs,
             _ => {
                 let abs = self.fs.resolve(dir, entry, file)?;
                 match self.fs.entry(&abs, file, entry)? {
                     Entry::File => {
                         self.files.insert(abs.clone());
-                        load::parse_objects(&self.fs.rel(&abs), &self.fs.read_text(&abs)?)?
+                        load::parse_objects(
+                            self.fs.caches(),
+                            &self.fs.rel(&abs),
+                            &self.fs.read_text(&abs)?,
+                        )?
                     }
                     Entry::Dir => {
                         return Err(BuildError::Unsupported {
@@ -243,7 +247,7 @@ impl<'a> Closure<'a> {
                 }
                 "PatchStrategicMergeTransformer" => {
                     for p in strings(c, "paths") {
-                        if load::parse_objects(file, p).is_err() {
+                        if load::parse_objects(self.fs.caches(), file, p).is_err() {
                             self.file(dir, p, file)?;
                         }
                     }

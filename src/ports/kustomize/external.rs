@@ -7,6 +7,7 @@
 //! there (the Flux Kustomization's fields written into it, or generated when missing; see
 //! `flux_generate`), written into the copy. The repository is never written to.
 
+use crate::root::disk;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::process::Command;
 
@@ -16,8 +17,9 @@ use super::fsroot::{Entry, Fs};
 use super::{BuildError, Resource, load};
 
 fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()))
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|d| crate::root::disk::is_file(d.join(tool)))
+    })
 }
 
 fn command_for(dir: &Utf8Path, shown_dir: &Utf8Path) -> Result<(Command, String), BuildError> {
@@ -53,8 +55,6 @@ struct TempDir(Utf8PathBuf);
 
 impl TempDir {
     fn new() -> Result<Self, BuildError> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -69,26 +69,26 @@ impl TempDir {
                 ),
             }
         })?;
-        let p = base.join(format!(
-            "cellgen-kustomize-{}-{nanos}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        // create_dir (not _all): fails rather than reuse anything already there.
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(&p).map_err(|source| BuildError::Io {
-            path: p.clone(),
-            source,
-        })?;
-        Ok(TempDir(p))
+        // A new directory, never one already there: the next number when the name is taken
+        // (no process-wide counter: the kernel's "exists" is the one source of truth).
+        for n in 0u32.. {
+            let p = base.join(format!(
+                "cellgen-kustomize-{}-{nanos}-{n}",
+                std::process::id()
+            ));
+            match disk::create_private_dir(&p) {
+                Ok(()) => return Ok(TempDir(p)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {}
+                Err(source) => return Err(BuildError::Io { path: p, source }),
+            }
+        }
+        unreachable!("the loop returns by its 1000th name")
     }
 }
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = disk::remove_dir_all(&self.0);
     }
 }
 
@@ -103,12 +103,12 @@ fn copy_files(
         let rel = f.strip_prefix(&fs.root).unwrap_or(f);
         let dst = to.join(rel);
         if let Some(parent) = dst.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| BuildError::Io {
+            disk::create_dir_all(parent).map_err(|source| BuildError::Io {
                 path: parent.to_path_buf(),
                 source,
             })?;
         }
-        std::fs::write(&dst, fs.read_bytes(f)?).map_err(|source| BuildError::Io {
+        disk::write(&dst, fs.read_bytes(f)?).map_err(|source| BuildError::Io {
             path: rel.to_path_buf(),
             source,
         })?;
@@ -141,7 +141,7 @@ pub fn build_text(fs: &Fs, path: &str, flux: &FluxFields) -> Result<(String, Str
         .unwrap_or(Utf8Path::new(path))
         .to_path_buf();
     let copied = tmp.0.join(&rel);
-    std::fs::create_dir_all(&copied).map_err(|source| BuildError::Io {
+    disk::create_dir_all(&copied).map_err(|source| BuildError::Io {
         path: rel.clone(),
         source,
     })?;
@@ -149,7 +149,7 @@ pub fn build_text(fs: &Fs, path: &str, flux: &FluxFields) -> Result<(String, Str
         let name = generated.file.file_name().unwrap_or_default();
         let file = copied.join(name);
         let text = serde_json::to_string_pretty(&generated.value).unwrap_or_default();
-        std::fs::write(&file, text).map_err(|source| BuildError::Io {
+        disk::write(&file, text).map_err(|source| BuildError::Io {
             path: listed_in.clone(),
             source,
         })?;

@@ -133,7 +133,7 @@ pub fn kustomization(
 ) -> Result<Generated, BuildError> {
     let (file, original, existed) = match fs.kustomization_file(dir)? {
         Some(f) => {
-            let v = load::parse_kustomization(&fs.rel(&f), &fs.read_text(&f)?)?;
+            let v = load::parse_kustomization(fs.caches(), &fs.rel(&f), &fs.read_text(&f)?)?;
             (f, v, true)
         }
         None => {
@@ -395,7 +395,8 @@ fn walk(
                     continue;
                 }
                 // Flux refuses the whole directory when one YAML file is not Kubernetes objects.
-                let objects = load::parse_objects_marked(&fs.rel(&path), &fs.read_text(&path)?)?;
+                let objects =
+                    load::parse_objects_marked(fs.caches(), &fs.rel(&path), &fs.read_text(&path)?)?;
                 out.push(entry(&path));
                 parsed.insert(path, objects);
             }

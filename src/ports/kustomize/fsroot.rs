@@ -13,12 +13,13 @@
 
 use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::collections::HashSet;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use super::BuildError;
+use super::caches::Caches;
 use super::load::KUSTOMIZATION_FILES;
 use super::sourceignore::{self, Matcher, Origin, Pattern};
-use crate::root::source::{Kind, Source};
+use crate::root::source::{Kind, Recorder, Source};
 
 /// What a path is, as Flux's artifact has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,11 +40,13 @@ pub struct Fs {
     pub root: Utf8PathBuf,
     /// Directories (absolute, by their text) already known to be free of symbolic links. A
     /// path written two ways is asked about twice, which costs a lookup, not an answer.
-    clean_dirs: RwLock<HashSet<String, foldhash::fast::RandomState>>,
+    clean_dirs: Arc<RwLock<HashSet<String, foldhash::fast::RandomState>>>,
     /// What source-controller leaves out of the artifact.
-    ignore: Matcher,
+    ignore: Arc<Matcher>,
     /// Where files are read from: the working tree, or a commit's tree.
     source: Source,
+    /// What this command's builds remember (see `caches`).
+    caches: Arc<Caches>,
 }
 
 /// Lexical normalisation: `.` dropped, `..` pops (kustomize cleans paths the same way).
@@ -70,6 +73,15 @@ impl Fs {
 
     /// The repository at `root` as `source` has it.
     pub fn with_source(root: &Utf8Path, source: Source) -> Result<Fs, BuildError> {
+        Fs::with_caches(root, source, Arc::default())
+    }
+
+    /// [`Fs::with_source`], remembering into `caches` (shared with another repository's builds).
+    pub fn with_caches(
+        root: &Utf8Path,
+        source: Source,
+        caches: Arc<Caches>,
+    ) -> Result<Fs, BuildError> {
         // The store of the command's other readers has it already.
         let known = match &source {
             Source::Disk(files) if files.root() == root => files.canonical_root(),
@@ -78,10 +90,11 @@ impl Fs {
         let root = match known {
             Some(canonical) => canonical.to_path_buf(),
             None => {
-                let canonical = std::fs::canonicalize(root).map_err(|source| BuildError::Io {
-                    path: root.to_path_buf(),
-                    source,
-                })?;
+                let canonical =
+                    crate::root::disk::canonicalize(root).map_err(|source| BuildError::Io {
+                        path: root.to_path_buf(),
+                        source,
+                    })?;
                 // As `fsguard::Root` does: a canonical form that is not UTF-8 (a link above
                 // the repository to such a directory) is not used; the given one is (lexical).
                 Utf8PathBuf::from_path_buf(canonical).unwrap_or_else(|_| root.to_path_buf())
@@ -90,10 +103,35 @@ impl Fs {
         let ignore = sourceignore::load(&source, &root)?;
         Ok(Fs {
             root,
-            clean_dirs: RwLock::default(),
-            ignore,
+            clean_dirs: Arc::default(),
+            ignore: Arc::new(ignore),
             source,
+            caches,
         })
+    }
+
+    /// This repository, each read of a build through the copy (and each answer it takes from
+    /// what earlier builds found) kept by the recorder returned with it.
+    pub fn recorded(&self) -> (Fs, Arc<Recorder>) {
+        let (source, recorder) = self.source.recorded();
+        let fs = Fs {
+            root: self.root.clone(),
+            clean_dirs: self.clean_dirs.clone(),
+            ignore: self.ignore.clone(),
+            source,
+            caches: self.caches.clone(),
+        };
+        (fs, recorder)
+    }
+
+    /// What this command's builds remember.
+    pub fn caches(&self) -> &Caches {
+        &self.caches
+    }
+
+    /// The same, to share with another repository's builds.
+    pub fn shared_caches(&self) -> Arc<Caches> {
+        self.caches.clone()
     }
 
     /// Whether `other` reads the same root with the same artifact rules (`.sourceignore`):
@@ -164,7 +202,7 @@ impl Fs {
             let last = comps.peek().is_none();
             if !last && self.is_clean(&cur) {
                 // Known from an earlier build: a recording of this build still needs it.
-                crate::root::source::note(|| crate::root::source::Access::Kind {
+                self.source.note(|| crate::root::source::Access::Kind {
                     root: self.root.clone(),
                     abs: cur.clone(),
                     seen: Ok(Kind::Dir),
@@ -257,7 +295,7 @@ impl Fs {
         let mut entries = Vec::new();
         // A listing is where a name is first met: UTF-8, or an error naming the directory
         // (Flux would apply the file; cellgen could neither name it nor leave it out silently).
-        for (name, kind) in self.source.read_dir(&self.root, dir).map_err(io)? {
+        for (name, kind) in self.source.list(&self.root, dir).map_err(io)? {
             match name.into_string() {
                 Ok(name) => entries.push((name, kind)),
                 Err(name) => {
@@ -331,25 +369,7 @@ fn joined_normalized(dir: &Utf8Path, entry: &str) -> Utf8PathBuf {
     }
 }
 
-/// Whether `rest` is written as `Path` components would give it back: no empty, `.` or `..`
-/// segment (and the root is not `/`, whose strip leaves no leading separator to find). Only
-/// its dots and a `//` are looked at: this runs for every path a build meets.
-fn is_clean_relative(rest: &str) -> bool {
-    let b = rest.as_bytes();
-    if b.is_empty()
-        || b[0] == b'/'
-        || b[b.len() - 1] == b'/'
-        || memchr::memmem::find(b, b"//").is_some()
-    {
-        return false;
-    }
-    memchr::memchr_iter(b'.', b).all(|i| {
-        if i > 0 && b[i - 1] != b'/' {
-            return true;
-        }
-        !matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..])
-    })
-}
+use crate::root::paths::is_clean_relative;
 
 /// A rule leaving a file out of the artifact, for messages.
 fn describe(rule: &Pattern) -> String {

@@ -5,9 +5,10 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 
 use super::BuildError;
+use super::caches::Caches;
 use crate::ports::yaml::{self, JsonPath, LoadError, Seg};
 
-mod memo;
+pub(super) mod memo;
 
 /// Parsed resource files by absolute path: each object with where it holds nulls written
 /// without text (see yaml::KDoc::to_json_marked).
@@ -46,18 +47,26 @@ pub fn load_error(file: &Utf8Path, e: LoadError) -> BuildError {
 
 /// A kustomization (or configuration) file, as sigs.k8s.io/yaml reads it: the first
 /// document, go-yaml v2 rules. An empty file is an empty mapping.
-pub fn parse_kustomization(file: &Utf8Path, text: &str) -> Result<Value, BuildError> {
-    Ok(Value::clone(&*parse_kustomization_shared(file, text)?))
+pub fn parse_kustomization(
+    caches: &Caches,
+    file: &Utf8Path,
+    text: &str,
+) -> Result<Value, BuildError> {
+    Ok(Value::clone(&*parse_kustomization_shared(
+        caches, file, text,
+    )?))
 }
 
-/// [`parse_kustomization`], shared with its memo: texts of one content give one `Arc` while
-/// the memo keeps it (see `native::plain`).
+/// [`parse_kustomization`], shared with the command's memo: texts of one content give one
+/// `Arc` while the memo keeps it (see `native::plain`).
 pub fn parse_kustomization_shared(
+    caches: &Caches,
     file: &Utf8Path,
     text: &str,
 ) -> Result<std::sync::Arc<Value>, BuildError> {
-    static MEMO: memo::Memo<Value> = memo::Memo::new();
-    MEMO.get(text, |text| parse_kustomization_text(file, text))
+    caches
+        .kustomizations
+        .get(text, |text| parse_kustomization_text(file, text))
 }
 
 fn parse_kustomization_text(file: &Utf8Path, text: &str) -> Result<Value, BuildError> {
@@ -120,8 +129,12 @@ fn validate(file: &Utf8Path, obj: &Value) -> Result<(), BuildError> {
 /// other kind ending in `List` with `items` is replaced by its items (decoded without
 /// re-emission, appended after the file's other objects), and every object needs a kind
 /// and a name.
-pub fn parse_objects(file: &Utf8Path, text: &str) -> Result<Vec<Value>, BuildError> {
-    Ok(parse_objects_marked(file, text)?
+pub fn parse_objects(
+    caches: &Caches,
+    file: &Utf8Path,
+    text: &str,
+) -> Result<Vec<Value>, BuildError> {
+    Ok(parse_objects_marked(caches, file, text)?
         .into_iter()
         .map(|(v, _)| v)
         .collect())
@@ -130,19 +143,24 @@ pub fn parse_objects(file: &Utf8Path, text: &str) -> Result<Vec<Value>, BuildErr
 /// `parse_objects`, with where each object holds nulls written without text (see
 /// yaml::KDoc::to_json_marked).
 pub fn parse_objects_marked(
+    caches: &Caches,
     file: &Utf8Path,
     text: &str,
 ) -> Result<Vec<(Value, Vec<JsonPath>)>, BuildError> {
-    Ok(Vec::clone(&*parse_objects_marked_shared(file, text)?))
+    Ok(Vec::clone(&*parse_objects_marked_shared(
+        caches, file, text,
+    )?))
 }
 
 /// [`parse_objects_marked`], shared with its memo (see [`parse_kustomization_shared`]).
 pub fn parse_objects_marked_shared(
+    caches: &Caches,
     file: &Utf8Path,
     text: &str,
 ) -> Result<std::sync::Arc<MarkedObjects>, BuildError> {
-    static MEMO: memo::Memo<Vec<(Value, Vec<JsonPath>)>> = memo::Memo::new();
-    MEMO.get(text, |text| parse_objects_text(file, text))
+    caches
+        .objects
+        .get(text, |text| parse_objects_text(file, text))
 }
 
 fn parse_objects_text(
@@ -285,6 +303,9 @@ mod tests {
         Ok(())
     }
 
+    /// One command's caches for every case, so a case meets what earlier ones remembered.
+    static CASES_CACHES: std::sync::LazyLock<Caches> = std::sync::LazyLock::new(Caches::default);
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
         /// The memoised parses give what parsing the whole text gives, errors included, on
@@ -301,9 +322,10 @@ mod tests {
                 text = text.replace('\n', "\r\n");
             }
             let file = Utf8Path::new("cells/a/x.yaml");
+            let caches = &*CASES_CACHES;
             for _ in 0..2 {
-                same(parse_objects_marked(file, &text), parse_objects_text(file, &text))?;
-                same(parse_kustomization(file, &text), parse_kustomization_text(file, &text))?;
+                same(parse_objects_marked(caches, file, &text), parse_objects_text(file, &text))?;
+                same(parse_kustomization(caches, file, &text), parse_kustomization_text(file, &text))?;
             }
         }
     }

@@ -22,6 +22,9 @@
 //! Every fixture under tests/fixtures/kustomize is checked against `kubectl
 //! kustomize` (kustomize v5.5.0).
 
+mod caches;
+
+pub use caches::Caches;
 mod closure;
 mod external;
 mod fieldspec;
@@ -206,6 +209,24 @@ impl Repo {
         })
     }
 
+    /// [`Repo::open_source`], remembering into `caches` (another repository's, see
+    /// [`Repo::caches`]): parses and builds are keyed by content, so the two sides of a
+    /// comparison share them.
+    pub fn open_sharing(
+        root: &Utf8Path,
+        source: crate::root::source::Source,
+        caches: std::sync::Arc<Caches>,
+    ) -> Result<Repo, BuildError> {
+        Ok(Repo {
+            fs: Fs::with_caches(root, source, caches)?,
+        })
+    }
+
+    /// What this repository's builds remember, for another to share.
+    pub fn caches(&self) -> std::sync::Arc<Caches> {
+        self.fs.shared_caches()
+    }
+
     /// Whether `other` is the same repository root read with the same artifact rules
     /// (`.sourceignore`), whatever its source.
     pub fn same_rules(&self, other: &Repo) -> bool {
@@ -230,6 +251,22 @@ impl Repo {
                 other => other,
             },
         }
+    }
+
+    /// [`Repo::build`], and every read it made (for a build of another source to take when
+    /// each answers the same there, see `Source::replays`).
+    pub fn build_recorded(
+        &self,
+        path: &str,
+        flux: &FluxFields,
+        mode: Mode,
+    ) -> (
+        Result<Vec<Resource>, BuildError>,
+        Vec<crate::root::source::Access>,
+    ) {
+        let (fs, recorder) = self.fs.recorded();
+        let built = Repo { fs }.build(path, flux, mode);
+        (built, recorder.reads())
     }
 
     /// The raw `kustomize build` / `kubectl kustomize` output for what Flux would build at

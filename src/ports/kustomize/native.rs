@@ -18,6 +18,8 @@ use super::{replacements, transform};
 
 mod plain;
 
+pub(super) use plain::Memo as PlainMemo;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
     /// `spec.path`: may have no kustomization file (Flux generates one).
@@ -157,7 +159,7 @@ pub fn check_component(
                 });
             };
             let rel = fs.rel(&f);
-            let v = load::parse_kustomization(&rel, &fs.read_text(&f)?)?;
+            let v = load::parse_kustomization(fs.caches(), &rel, &fs.read_text(&f)?)?;
             match v.get("kind").and_then(Value::as_str) {
                 Some("Component") => Ok(()),
                 kind => Err(BuildError::NotAComponent {
@@ -264,7 +266,7 @@ impl Builder<'_> {
         let origin = self.rel(abs);
         if !self.parsed.contains_key(abs) {
             let text = self.fs.read_text(abs)?;
-            let objs = load::parse_objects_marked(&origin, &text)?;
+            let objs = load::parse_objects_marked(self.fs.caches(), &origin, &text)?;
             self.parsed.insert(abs.to_path_buf(), objs);
         }
         Ok(self.parsed[abs]
@@ -295,7 +297,7 @@ impl Builder<'_> {
         match self.fs.kustomization_file(dir)? {
             Some(f) => {
                 let rel = self.rel(&f);
-                let v = load::parse_kustomization(&rel, &self.fs.read_text(&f)?)?;
+                let v = load::parse_kustomization(self.fs.caches(), &rel, &self.fs.read_text(&f)?)?;
                 let k = Kustomization::from_value(&rel, v)?;
                 k.enforce_fields(&rel)?;
                 Ok((rel, k))
@@ -476,7 +478,11 @@ impl Builder<'_> {
     ) -> Result<(), BuildError> {
         let abs = self.resolve(dir, entry, file)?;
         let rel = self.rel(&abs);
-        let v = load::parse_kustomization(&rel, &self.read_listed(&abs, file, entry)?)?;
+        let v = load::parse_kustomization(
+            self.fs.caches(),
+            &rel,
+            &self.read_listed(&abs, file, entry)?,
+        )?;
         if let Some(k) = v
             .as_object()
             .and_then(|m| m.keys().find(|k| *k != "nameReference"))
@@ -544,7 +550,7 @@ impl Builder<'_> {
         transform::annotations(acc, k, file)?;
         patches::json6902_list(self, dir, file, &k.patches_json6902, acc)?;
         transform::replicas(acc, &k.replicas, file)?;
-        transform::images(acc, &k.images, file)?;
+        transform::images(self.fs.caches(), acc, &k.images, file)?;
         replacements::run(self, dir, file, &k.replacements, acc)
     }
 }

@@ -43,8 +43,13 @@ fn content(
 }
 
 /// The resources a selector picks (resWrangler.Select).
-fn select(acc: &[Res], sel: &Selector, file: &Utf8Path) -> Result<Vec<usize>, BuildError> {
-    let c = Compiled::new(sel).map_err(|what| BuildError::Unsupported {
+fn select(
+    b: &Builder,
+    acc: &[Res],
+    sel: &Selector,
+    file: &Utf8Path,
+) -> Result<Vec<usize>, BuildError> {
+    let c = Compiled::new(sel, b.fs.caches()).map_err(|what| BuildError::Unsupported {
         file: file.to_path_buf(),
         field: format!("patch target {what}"),
     })?;
@@ -213,13 +218,13 @@ pub fn strategic_merge_list(
     }
     let mut loaded: Vec<(Value, Utf8PathBuf)> = Vec::new();
     for e in entries {
-        match load::parse_objects(file, e) {
+        match load::parse_objects(b.fs.caches(), file, e) {
             Ok(docs) => loaded.extend(docs.into_iter().map(|d| (d, file.to_path_buf()))),
             Err(_) => {
                 let abs = b.resolve(dir, e, file)?;
                 let source = b.rel(&abs);
                 let text = b.read_listed(&abs, file, e)?;
-                let docs = load::parse_objects(&source, &text)?;
+                let docs = load::parse_objects(b.fs.caches(), &source, &text)?;
                 loaded.extend(docs.into_iter().map(|d| (d, source.clone())));
             }
         }
@@ -249,7 +254,7 @@ pub fn patches(
             name: p.options.get("allowNameChange") == Some(&true),
             kind: p.options.get("allowKindChange") == Some(&true),
         };
-        let sm = load::parse_objects(&source, &text);
+        let sm = load::parse_objects(b.fs.caches(), &source, &text);
         let json = if text.is_empty() {
             None
         } else {
@@ -281,7 +286,7 @@ pub fn patches(
                             "Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field".into(),
                         ));
                     }
-                    let targets = select(acc, sel, file)?;
+                    let targets = select(b, acc, sel, file)?;
                     if let Some(doc) = docs.first() {
                         apply_smp(acc, &targets, doc, &source, allow)?;
                     }
@@ -297,7 +302,7 @@ pub fn patches(
                 let sel = p.target.as_ref().ok_or_else(|| {
                     patch_err(file, "must specify a target for JSON patch".into())
                 })?;
-                let targets = select(acc, sel, file)?;
+                let targets = select(b, acc, sel, file)?;
                 let ops = if ops.is_null() {
                     Value::Array(Vec::new())
                 } else {
@@ -357,7 +362,7 @@ pub fn json6902_list(
                 "patch appears to be empty (or is not a list of operations)".into(),
             ));
         }
-        let targets = select(acc, sel.expect("checked above"), file)?;
+        let targets = select(b, acc, sel.expect("checked above"), file)?;
         apply_json(acc, &targets, &ops, &source, false)?;
     }
     Ok(())

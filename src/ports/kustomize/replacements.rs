@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::BuildError;
+use super::caches::Caches;
 use super::kustomization::{ReplacementField, Selector};
 use super::native::Builder;
 use super::resid::{Res, effective_namespace, split_api_version};
@@ -86,7 +87,7 @@ fn load(
                 let abs = b.resolve(dir, p, file)?;
                 let rel = b.rel(&abs);
                 let text = b.read_listed(&abs, file, p)?;
-                let v = super::load::parse_kustomization(&rel, &text)?;
+                let v = super::load::parse_kustomization(b.fs.caches(), &rel, &text)?;
                 let decode = |v: Value| {
                     serde_json::from_value::<Replacement>(v)
                         .map_err(|e| err(&rel, format!("invalid replacement: {e}")))
@@ -290,6 +291,7 @@ struct Hit<'v> {
 
 /// kyaml's PathMatcher: every node at `path`, creating missing ones when asked.
 fn matches<'v>(
+    caches: &Caches,
     v: &'v mut Value,
     path: &[String],
     create: Make,
@@ -308,20 +310,20 @@ fn matches<'v>(
         if items.len() == idx && can_create {
             items.push(new_node(rest.first(), create));
             let n = items.last_mut().expect("just pushed");
-            return matches(n, rest, create, true, out);
+            return matches(caches, n, rest, create, true, out);
         }
         let len = items.len();
         let n = items
             .get_mut(idx)
             .ok_or_else(|| format!("index {idx} specified but only {len} elements found"))?;
-        return matches(n, rest, create, created, out);
+        return matches(caches, n, rest, create, created, out);
     }
     if part.starts_with('[') && part.ends_with(']') {
         let (k, pattern) = part[1..part.len() - 1]
             .split_once('=')
             .ok_or("list path element must contain fieldName=fieldValue for element to match")?;
         // kyaml matches the element's value with an unanchored Go regular expression.
-        let re = super::select::go_regex(pattern).map_err(|e| format!("`{part}`: {e}"))?;
+        let re = super::select::go_regex(caches, pattern).map_err(|e| format!("`{part}`: {e}"))?;
         let Value::Array(items) = v else {
             return Err(format!("`{part}` selects in something that is not a list"));
         };
@@ -340,12 +342,12 @@ fn matches<'v>(
             };
             items.push(elem);
             let n = items.last_mut().expect("just pushed");
-            return matches(n, rest, create, true, out);
+            return matches(caches, n, rest, create, true, out);
         }
         let mut rest_items: Vec<&'v mut Value> = items.iter_mut().collect();
         for i in hits.into_iter().rev() {
             let n = rest_items.swap_remove(i);
-            matches(n, rest, create, created, out)?;
+            matches(caches, n, rest, create, created, out)?;
         }
         return Ok(());
     }
@@ -354,7 +356,7 @@ fn matches<'v>(
             return Err("`*` in something that is not a list".into());
         };
         for n in items.iter_mut() {
-            matches(n, rest, create, created, out)?;
+            matches(caches, n, rest, create, created, out)?;
         }
         return Ok(());
     }
@@ -378,7 +380,7 @@ fn matches<'v>(
     if n.is_null() && !rest.is_empty() {
         return Ok(());
     }
-    matches(n, rest, create, made, out)
+    matches(caches, n, rest, create, made, out)
 }
 
 /// The text kyaml copies from a source scalar. Only a string's is known exactly; other
@@ -594,13 +596,13 @@ pub fn run(
             };
             let sel = sel_fields(select);
             for r in acc.iter_mut() {
-                if !label_selected(r, select, &src_file)? {
+                if !label_selected(b.fs.caches(), r, select, &src_file)? {
                     continue;
                 }
                 let mut rejected = false;
                 for rej in &t.reject {
                     if (rej.annotation_selector.is_some() || rej.label_selector.is_some())
-                        && label_selected(r, rej, &src_file)?
+                        && label_selected(b.fs.caches(), r, rej, &src_file)?
                     {
                         rejected = true;
                     }
@@ -622,7 +624,7 @@ pub fn run(
                     } else {
                         "find or create"
                     };
-                    let res = matches(&mut r.obj, &path, create, false, &mut hits);
+                    let res = matches(b.fs.caches(), &mut r.obj, &path, create, false, &mut hits);
                     let where_ = format!("unable to {what} field \"{fp}\" in replacement target");
                     res.map_err(|m| err(&src_file, format!("{where_}: {m}")))?;
                     if hits.is_empty() {
@@ -641,13 +643,18 @@ pub fn run(
     Ok(())
 }
 
-fn label_selected(r: &Res, s: &Selector, file: &Utf8Path) -> Result<bool, BuildError> {
+fn label_selected(
+    caches: &Caches,
+    r: &Res,
+    s: &Selector,
+    file: &Utf8Path,
+) -> Result<bool, BuildError> {
     let only = Selector {
         label_selector: s.label_selector.clone(),
         annotation_selector: s.annotation_selector.clone(),
         ..Default::default()
     };
-    let c = super::select::Compiled::new(&only)
+    let c = super::select::Compiled::new(&only, caches)
         .map_err(|what| unsupported(file, format!("replacement selector {what}")))?;
     if let Some(what) = c.unsure_about(r) {
         return Err(unsupported(

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::caches::Caches;
 use super::kustomization::Selector;
 use super::resid::Res;
 
@@ -12,21 +13,10 @@ use super::resid::Res;
 /// read differently: Perl classes are rewritten to Go's ASCII meaning, and constructs only
 /// one of them accepts (class set operations, nested classes, `\<`, `\Q`, flags beyond
 /// `imsU`, counts over 1000) are reported.
-pub fn go_regex(pattern: &str) -> Result<regex::Regex, String> {
-    // Builds use the same few patterns over and over (image names, patch targets).
-    static CACHE: std::sync::OnceLock<
-        std::sync::Mutex<std::collections::HashMap<String, regex::Regex>>,
-    > = std::sync::OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(re) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(pattern) {
-        return Ok(re.clone());
-    }
-    let re = compile_go_regex(pattern)?;
-    let mut map = cache.lock().unwrap_or_else(|p| p.into_inner());
-    if map.len() < 4096 {
-        map.insert(pattern.to_string(), re.clone());
-    }
-    Ok(re)
+pub fn go_regex(caches: &Caches, pattern: &str) -> Result<regex::Regex, String> {
+    // Builds use the same few patterns over and over (image names, patch targets): compiled
+    // once per command.
+    caches.regex(pattern, compile_go_regex)
 }
 
 fn compile_go_regex(pattern: &str) -> Result<regex::Regex, String> {
@@ -260,24 +250,24 @@ fn parse_reqs(s: &str) -> Result<Vec<Req>, String> {
     Ok(out)
 }
 
-fn anchored(p: &Option<String>) -> Result<Option<regex::Regex>, String> {
+fn anchored(caches: &Caches, p: &Option<String>) -> Result<Option<regex::Regex>, String> {
     match p.as_deref() {
         None | Some("") => Ok(None),
-        Some(p) => go_regex(&format!("^(?:{p})$"))
+        Some(p) => go_regex(caches, &format!("^(?:{p})$"))
             .map(Some)
             .map_err(|e| format!("pattern `{p}`: {e}")),
     }
 }
 
 impl<'a> Compiled<'a> {
-    pub fn new(sel: &'a Selector) -> Result<Self, String> {
+    pub fn new(sel: &'a Selector, caches: &Caches) -> Result<Self, String> {
         Ok(Compiled {
             sel,
-            group: anchored(&sel.group)?,
-            version: anchored(&sel.version)?,
-            kind: anchored(&sel.kind)?,
-            name: anchored(&sel.name)?,
-            namespace: anchored(&sel.namespace)?,
+            group: anchored(caches, &sel.group)?,
+            version: anchored(caches, &sel.version)?,
+            kind: anchored(caches, &sel.kind)?,
+            name: anchored(caches, &sel.name)?,
+            namespace: anchored(caches, &sel.namespace)?,
             labels: sel
                 .label_selector
                 .as_deref()
@@ -334,17 +324,21 @@ mod tests {
 
     #[test]
     fn go_regular_expressions() {
-        let m = |p: &str, t: &str| go_regex(&format!("^(?:{p})$")).unwrap().is_match(t);
+        let m = |p: &str, t: &str| {
+            go_regex(&Caches::default(), &format!("^(?:{p})$"))
+                .unwrap()
+                .is_match(t)
+        };
         assert!(m("app", "app"));
         assert!(!m("app", "app2"));
         assert!(m("app.*", "app-x"));
         assert!(m("(a|b)-\\d+", "b-12"));
         assert!(!m("\\d", "٣"));
         assert!(m("[[:alpha:]]+", "abc"));
-        assert!(go_regex("[a-z&&[^x]]").is_err());
-        assert!(go_regex("\\bx").is_err());
-        assert!(go_regex("(?x)a").is_err());
-        assert!(go_regex("a{1001}").is_err());
+        assert!(go_regex(&Caches::default(), "[a-z&&[^x]]").is_err());
+        assert!(go_regex(&Caches::default(), "\\bx").is_err());
+        assert!(go_regex(&Caches::default(), "(?x)a").is_err());
+        assert!(go_regex(&Caches::default(), "a{1001}").is_err());
     }
 
     #[test]

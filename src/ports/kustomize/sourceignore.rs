@@ -313,7 +313,7 @@ fn load_dir(
     let rel = |p: &Utf8Path| p.strip_prefix(root).unwrap_or(p).to_path_buf();
     // Listed first: the disk's store then knows a directory without a .sourceignore without
     // asking for it (errors are still told in the order below).
-    let listed = source.read_dir(root, dir);
+    let listed = source.list(root, dir);
     let file = dir.join(IGNORE_FILE);
     match source.kind(root, &file) {
         Ok(Kind::Link) => {

@@ -368,17 +368,23 @@ fn legacy_images(v: &mut Value, img: &Image, re: &regex::Regex) -> Result<(), St
 /// ImageTagTransformer, once per `images` entry: the legacy filter, then the field specs;
 /// CustomResourceDefinitions are left alone. The image name is a regular expression, as
 /// in kustomize (`^name(:tag)?(@sha256:digest)?$`).
-pub fn images(resources: &mut [Res], images: &[Image], file: &Utf8Path) -> Result<(), BuildError> {
+pub fn images(
+    caches: &super::caches::Caches,
+    resources: &mut [Res],
+    images: &[Image],
+    file: &Utf8Path,
+) -> Result<(), BuildError> {
     let specs = fieldspec::section("images");
     for img in images {
         let pattern = format!(
             "^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
             img.name
         );
-        let re = super::select::go_regex(&pattern).map_err(|what| BuildError::Unsupported {
-            file: file.to_path_buf(),
-            field: format!("images[].name `{}` ({what})", img.name),
-        })?;
+        let re =
+            super::select::go_regex(caches, &pattern).map_err(|what| BuildError::Unsupported {
+                file: file.to_path_buf(),
+                field: format!("images[].name `{}` ({what})", img.name),
+            })?;
         for r in resources.iter_mut() {
             if r.kind() == "CustomResourceDefinition" {
                 continue;

@@ -11,8 +11,8 @@
 //! exactly what cellgen staged, and renames a backup back. Any other state is a mismatch: nothing
 //! is done, and the caller names the journal and what did not match.
 
+use crate::root::disk;
 use camino::{Utf8Path, Utf8PathBuf};
-use std::fs;
 
 use sha2::{Digest, Sha256};
 
@@ -58,19 +58,19 @@ fn short(hash: &str) -> &str {
 }
 
 #[cfg(unix)]
-fn file_id(meta: &fs::Metadata) -> FileId {
+fn file_id(meta: &disk::Metadata) -> FileId {
     use std::os::unix::fs::MetadataExt;
     (meta.dev(), meta.ino())
 }
 
 #[cfg(not(unix))]
-fn file_id(_meta: &fs::Metadata) -> FileId {
+fn file_id(_meta: &disk::Metadata) -> FileId {
     (0, 0)
 }
 
 fn look(root: &Utf8Path, rel: &str) -> Seen {
     let path = root.join(rel);
-    let Ok(meta) = fs::symlink_metadata(&path) else {
+    let Ok(meta) = disk::symlink_metadata(&path) else {
         return Seen::Missing;
     };
     if meta.file_type().is_symlink() {
@@ -83,7 +83,7 @@ fn look(root: &Utf8Path, rel: &str) -> Seen {
             "not a regular file"
         });
     }
-    match fs::read(&path) {
+    match disk::read(&path) {
         Ok(bytes) => Seen::File {
             sha256: sha256(&bytes),
             len: bytes.len() as u64,
@@ -117,7 +117,7 @@ pub(super) fn safe_path(root: &Utf8Path, rel: &str) -> Result<(), String> {
     let mut at = root.to_path_buf();
     for part in path.components() {
         at.push(part.as_str());
-        match fs::symlink_metadata(&at) {
+        match disk::symlink_metadata(&at) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 return Err(format!(
                     "`{rel}` leads through the symbolic link {} (cellgen writes real paths only)",
@@ -482,13 +482,13 @@ pub(super) fn execute(root: &Utf8Path, steps: &[Step]) -> Option<String> {
     let mut failure: Option<String> = None;
     for step in steps {
         let result = match step {
-            Step::Remove(rel) => match fs::remove_file(root.join(rel)) {
+            Step::Remove(rel) => match disk::remove_file(root.join(rel)) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                     Err(format!("cannot remove {rel}: {e}"))
                 }
                 _ => Ok(()),
             },
-            Step::Restore { backup, target } => fs::rename(root.join(backup), root.join(target))
+            Step::Restore { backup, target } => disk::rename(root.join(backup), root.join(target))
                 .map_err(|e| format!("cannot restore {target}: {e}")),
             Step::RemoveEmptyParents(rel) => {
                 remove_empty_parents(&root.join(rel), root);
@@ -506,7 +506,7 @@ pub(super) fn execute(root: &Utf8Path, steps: &[Step]) -> Option<String> {
 fn remove_empty_parents(path: &Utf8Path, root: &Utf8Path) {
     let mut dir = path.parent();
     while let Some(d) = dir {
-        if d == root || !d.starts_with(root) || fs::remove_dir(d).is_err() {
+        if d == root || !d.starts_with(root) || disk::remove_dir(d).is_err() {
             break;
         }
         dir = d.parent();

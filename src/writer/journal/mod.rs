@@ -24,8 +24,8 @@
 //! committed journal never makes cellgen touch a file it did not write. Git never sees it:
 //! [`GITIGNORE`] names what the commands that set a repository up keep out of it.
 
+use crate::root::disk;
 use camino::{Utf8Path, Utf8PathBuf};
-use std::fs;
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
@@ -154,7 +154,7 @@ pub fn apply(root: &Utf8Path, changes: &[Change]) -> Result<(), CellgenError> {
 fn plan_record(root: &Utf8Path, changes: &[Change]) -> Result<Record, CellgenError> {
     let pid = std::process::id();
     let mut dirs: Vec<String> = Vec::new();
-    if !root.join(JOURNAL_DIR).exists() {
+    if !disk::exists(root.join(JOURNAL_DIR)) {
         dirs.push(JOURNAL_DIR.into());
     }
     let mut ops = Vec::new();
@@ -163,7 +163,7 @@ fn plan_record(root: &Utf8Path, changes: &[Change]) -> Result<Record, CellgenErr
         let mut missing = Vec::new();
         let mut dir = change.path.parent();
         while let Some(d) = dir.filter(|d| !d.as_str().is_empty()) {
-            if root.join(d).exists() {
+            if disk::exists(root.join(d)) {
                 break;
             }
             missing.push(d.to_string());
@@ -185,10 +185,11 @@ fn plan_record(root: &Utf8Path, changes: &[Change]) -> Result<Record, CellgenErr
             .transpose()?;
         // What the backup will hold: the file as it is now (under the lock, nothing changes it).
         let backup_sha256 = if change.existed {
-            let bytes = fs::read(root.join(&change.path)).map_err(|source| CellgenError::Read {
-                path: root.join(&change.path),
-                source,
-            })?;
+            let bytes =
+                disk::read(root.join(&change.path)).map_err(|source| CellgenError::Read {
+                    path: root.join(&change.path),
+                    source,
+                })?;
             Some(evidence::sha256(&bytes))
         } else {
             None
@@ -227,7 +228,7 @@ fn free_name(
             format!("-{n}")
         };
         let candidate = target.with_file_name(format!(".{name}.cellgen-{pid}{suffix}.{ext}"));
-        if fs::symlink_metadata(root.join(&candidate)).is_err() {
+        if disk::symlink_metadata(root.join(&candidate)).is_err() {
             return Ok(candidate.into_string());
         }
     }
@@ -272,14 +273,14 @@ fn run(
     signals: &Deferred,
 ) -> Result<(), CellgenError> {
     if record.dirs.first().map(String::as_str) == Some(JOURNAL_DIR) {
-        fs::create_dir(root.join(JOURNAL_DIR)).map_err(write_err(root, JOURNAL_DIR))?;
+        disk::create_dir(root.join(JOURNAL_DIR)).map_err(write_err(root, JOURNAL_DIR))?;
     }
     write_record(root, record)?;
     pause("journal", signals);
     interrupted(signals)?;
 
     for dir in record.dirs.iter().filter(|d| *d != JOURNAL_DIR) {
-        fs::create_dir(root.join(dir)).map_err(write_err(root, dir))?;
+        disk::create_dir(root.join(dir)).map_err(write_err(root, dir))?;
     }
     for (op, change) in record.ops.iter().zip(changes) {
         if let (Some(temp), Some(contents)) = (&op.temp, &change.contents) {
@@ -304,8 +305,8 @@ fn run(
     for (i, op) in record.ops.iter().enumerate() {
         let target = root.join(&op.path);
         match (&op.temp, &op.backup) {
-            (Some(temp), _) => fs::rename(root.join(temp), &target),
-            (None, Some(backup)) => fs::rename(&target, root.join(backup)),
+            (Some(temp), _) => disk::rename(root.join(temp), &target),
+            (None, Some(backup)) => disk::rename(&target, root.join(backup)),
             (None, None) => Ok(()),
         }
         .map_err(write_err(root, &op.path))?;
@@ -322,26 +323,15 @@ fn run(
 
 /// Writes `contents` to a new file at `path`, with `mode` (`barrier` makes it durable).
 fn stage(path: &Utf8Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<()> {
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    #[cfg(unix)]
-    if let Some(mode) = mode {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(fs::Permissions::from_mode(mode))?;
-    }
-    #[cfg(not(unix))]
-    let _ = mode;
-    file.write_all(contents)
+    disk::create_new(path, mode)?.write_all(contents)
 }
 
 /// A second name for the file about to be replaced; a copy where hard links are not supported.
 fn make_backup(target: &Utf8Path, backup: &Utf8Path) -> std::io::Result<()> {
-    if fs::hard_link(target, backup).is_ok() {
+    if disk::hard_link(target, backup).is_ok() {
         return Ok(());
     }
-    fs::copy(target, backup).map(|_| ())
+    disk::copy(target, backup).map(|_| ())
 }
 
 /// Makes everything the apply wrote so far durable before its next step. On Linux that is one
@@ -357,11 +347,11 @@ fn barrier(root: &Utf8Path, record: &Record, files: bool) {
         let _ = files;
         let mut synced = std::collections::BTreeSet::new();
         for dir in dirs.iter().map(Utf8PathBuf::as_path).chain([root]) {
-            let Ok(meta) = fs::metadata(dir) else {
+            let Ok(meta) = disk::metadata(dir) else {
                 continue;
             };
             if synced.insert(meta.dev())
-                && let Ok(handle) = fs::File::open(dir)
+                && let Ok(handle) = disk::open(dir)
             {
                 // SAFETY: syncfs only reads the descriptor, which stays open for the call.
                 unsafe { libc::syncfs(handle.as_raw_fd()) };
@@ -372,7 +362,7 @@ fn barrier(root: &Utf8Path, record: &Record, files: bool) {
     {
         if files {
             for temp in record.ops.iter().filter_map(|op| op.temp.as_ref()) {
-                if let Ok(file) = fs::File::open(root.join(temp)) {
+                if let Ok(file) = disk::open(root.join(temp)) {
                     let _ = file.sync_all();
                 }
             }
@@ -388,20 +378,17 @@ fn write_record(root: &Utf8Path, record: &Record) -> Result<(), CellgenError> {
     let tmp = root.join(JOURNAL_TMP);
     let result = (|| {
         // A new file, never one found there: a link planted at this name would be followed.
-        match fs::remove_file(&tmp) {
+        match disk::remove_file(&tmp) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut file = disk::create_new(&tmp, None)?;
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
-        fs::rename(&tmp, root.join(JOURNAL))
+        disk::rename(&tmp, root.join(JOURNAL))
     })();
     if let Err(source) = result {
-        let _ = fs::remove_file(&tmp);
+        let _ = disk::remove_file(&tmp);
         return Err(CellgenError::Write {
             path: root.join(JOURNAL),
             source,
@@ -438,13 +425,11 @@ fn sync_dirs(dirs: &[Utf8PathBuf]) {
 
 /// Makes a directory's entries durable; not every filesystem supports it, which is no error.
 fn sync_dir(dir: &Utf8Path) {
-    if let Ok(file) = fs::File::open(dir) {
-        let _ = file.sync_all();
-    }
+    disk::sync_dir(dir);
 }
 
 fn exists(path: &Utf8Path) -> bool {
-    fs::symlink_metadata(path).is_ok()
+    disk::symlink_metadata(path).is_ok()
 }
 
 /// The journal's directory must be a real directory of the repository: not a link, even one

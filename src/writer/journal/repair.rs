@@ -2,7 +2,7 @@
 //! process), or after a crash (`recover`, in the next cellgen that writes). Either way only what
 //! the journal proves is cellgen's is touched (`evidence`).
 
-use std::fs;
+use crate::root::disk;
 
 use super::evidence;
 use super::*;
@@ -18,7 +18,7 @@ pub(super) fn undo(root: &Utf8Path, record: &Record) -> Option<String> {
     let mut failure = evidence::execute(root, &steps);
     for dir in evidence::created_dirs(root, record) {
         // Not empty means it holds something that is not ours: leave it.
-        let _ = fs::remove_dir(dir);
+        let _ = disk::remove_dir(dir);
     }
     // What was put back must stay put back once the journal is gone.
     barrier(root, record, false);
@@ -52,14 +52,14 @@ pub(super) fn finish(root: &Utf8Path, record: &Record, ours: bool) -> Result<(),
 }
 
 fn remove_journal(root: &Utf8Path, record: &Record) -> Result<(), String> {
-    let _ = fs::remove_file(root.join(JOURNAL_TMP));
-    match fs::remove_file(root.join(JOURNAL)) {
+    let _ = disk::remove_file(root.join(JOURNAL_TMP));
+    match disk::remove_file(root.join(JOURNAL)) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("cannot remove the journal: {e}")),
     }
     if record.dirs.first().map(String::as_str) == Some(JOURNAL_DIR) {
-        let _ = fs::remove_dir(root.join(JOURNAL_DIR));
+        let _ = disk::remove_dir(root.join(JOURNAL_DIR));
     }
     sync_dir(root);
     Ok(())
@@ -81,7 +81,7 @@ pub fn pending(root: &Utf8Path) -> Option<Pending> {
     if !exists(&path) {
         return None;
     }
-    let command = fs::read(&path)
+    let command = disk::read(&path)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Record>(&bytes).ok())
         .map(|r| (r.command, r.pid));
@@ -103,7 +103,7 @@ pub fn started(root: &Utf8Path) -> bool {
 pub fn recover(root: &Utf8Path) -> Result<Option<Recovered>, CellgenError> {
     confined(root)?;
     let path = root.join(JOURNAL);
-    let text = match fs::read(&path) {
+    let text = match disk::read(&path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             // Killed while writing the first journal: nothing else had been touched yet.
@@ -111,7 +111,7 @@ pub fn recover(root: &Utf8Path) -> Result<Option<Recovered>, CellgenError> {
             if !exists(&tmp) {
                 return Ok(None);
             }
-            fs::remove_file(&tmp).map_err(|source| CellgenError::Write {
+            disk::remove_file(&tmp).map_err(|source| CellgenError::Write {
                 path: tmp.to_path_buf(),
                 source,
             })?;

@@ -1,6 +1,7 @@
 //! The journal's own tests: every step an apply can be stopped at undoes to the original.
 
 use super::*;
+use std::fs;
 
 fn change(path: &str, contents: Option<&str>, existed: bool) -> Change {
     Change {

@@ -1,12 +1,12 @@
 //! Parses remembered by content. Cells are written from one template, so most of the files a
 //! check builds hold the same text (a layer file), or the same text after a comment header that
 //! names the cell (the cell's kustomization.yaml): each distinct content is parsed once per
-//! process. A parse that succeeds is a pure function of the text (the file's name appears only
+//! command (the memo is the command's, in `Caches`). A parse that succeeds is a pure function of the text (the file's name appears only
 //! in errors), and leading comment lines change nothing in it (see [`content_key`]). Errors are
 //! never remembered: a text that fails is parsed whole again, so its error, line and file are
 //! exactly the unmemoised ones.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// Texts longer than this are parsed every time (a rare large file is not worth the memory).
 const MAX_TEXT: usize = 256 * 1024;
@@ -17,21 +17,22 @@ const MAX_ENTRIES: usize = 50_000;
 /// than std's SipHash (no key here is chosen by an adversary against this process's seed).
 type HashMap<K, V> = foldhash::HashMap<K, V>;
 
+/// One kind of parse, remembered by content (held by the command's `Caches`).
 pub struct Memo<T> {
-    map: OnceLock<Mutex<HashMap<Box<str>, Arc<T>>>>,
+    map: Mutex<HashMap<Box<str>, Arc<T>>>,
+}
+
+impl<T> Default for Memo<T> {
+    fn default() -> Memo<T> {
+        Memo {
+            map: Mutex::new(HashMap::default()),
+        }
+    }
 }
 
 impl<T> Memo<T> {
-    pub const fn new() -> Memo<T> {
-        Memo {
-            map: OnceLock::new(),
-        }
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Arc<T>>> {
-        let map = self.map.get_or_init(|| Mutex::new(HashMap::default()));
-        // Whole entries are inserted, never half-written ones.
-        map.lock().unwrap_or_else(|e| e.into_inner())
+        super::super::caches::lock(&self.map)
     }
 
     /// `parse(text)`, or what it gave for the same content before. `parse` of a text without
@@ -123,7 +124,7 @@ mod tests {
 
     #[test]
     fn errors_are_not_remembered_and_come_from_the_whole_text() {
-        let memo: Memo<usize> = Memo::new();
+        let memo: Memo<usize> = Memo::default();
         let parse = |t: &str| {
             if t.contains("bad") {
                 Err(t.lines().count())

@@ -13,8 +13,7 @@
 //! successes are kept.
 
 use camino::{Utf8Path, Utf8PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -25,9 +24,6 @@ use super::is_remote;
 
 /// Distinct directories remembered; past this, new ones are built in full every time.
 const MAX_ENTRIES: usize = 4096;
-
-/// Builds answered from the memo (tests see that it is used).
-static HITS: AtomicUsize = AtomicUsize::new(0);
 
 type Objects = Arc<load::MarkedObjects>;
 
@@ -40,7 +36,7 @@ struct Inputs {
 }
 
 /// A remembered build: each object, and which listed file it came from.
-struct Remembered {
+pub struct Remembered {
     flux: FluxFields,
     /// Held so that no other content's parse can have their addresses while this is kept.
     kustomization: Arc<Value>,
@@ -61,15 +57,12 @@ impl Remembered {
     }
 }
 
-/// Keyed by the kustomization's parse (its address: the entry holds it).
-type Memo = foldhash::HashMap<usize, Vec<Remembered>>;
+/// Keyed by the kustomization's parse (its address: the entry holds it); the command's, in
+/// `Caches`, with the parse memos whose `Arc`s it holds.
+pub type Memo = foldhash::HashMap<usize, Vec<Remembered>>;
 
-fn memo() -> std::sync::MutexGuard<'static, Memo> {
-    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
-    // Whole entries are inserted, never half-written ones.
-    MEMO.get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+fn memo(fs: &Fs) -> std::sync::MutexGuard<'_, Memo> {
+    super::super::caches::lock(&fs.caches().plain)
 }
 
 /// `full()` (the build of `dir`, a directory under the root, with `flux`), or what it gave for
@@ -84,12 +77,12 @@ pub(super) fn build(
         return full();
     };
     let key = Arc::as_ptr(&inputs.kustomization) as usize;
-    let hit = memo()
+    let hit = memo(fs)
         .get(&key)
         .and_then(|kept| kept.iter().find(|r| r.answers(flux, &inputs)))
         .map(|r| r.objects.clone());
     if let Some(hit) = hit {
-        HITS.fetch_add(1, Ordering::Relaxed);
+        fs.caches().plain_hit();
         return Ok(hit
             .iter()
             .map(|(object, file)| Resource {
@@ -108,7 +101,7 @@ pub(super) fn build(
         })
         .collect();
     if let Some(objects) = objects {
-        let mut memo = memo();
+        let mut memo = memo(fs);
         if memo.values().map(Vec::len).sum::<usize>() < MAX_ENTRIES {
             memo.entry(key).or_default().push(Remembered {
                 flux: flux.clone(),
@@ -134,7 +127,8 @@ fn inputs(fs: &Fs, dir: &Utf8Path, flux: &FluxFields) -> Option<Inputs> {
     }
     let file = fs.kustomization_file(dir).ok()??;
     let rel = fs.rel(&file);
-    let kustomization = load::parse_kustomization_shared(&rel, &fs.read_text(&file).ok()?).ok()?;
+    let kustomization =
+        load::parse_kustomization_shared(fs.caches(), &rel, &fs.read_text(&file).ok()?).ok()?;
     let fields = kustomization.as_object()?;
     if !fields
         .keys()
@@ -159,7 +153,7 @@ fn inputs(fs: &Fs, dir: &Utf8Path, flux: &FluxFields) -> Option<Inputs> {
         }
         let origin = fs.rel(&abs);
         let text = fs.read_text(&abs).ok()?;
-        files.push(load::parse_objects_marked_shared(&origin, &text).ok()?);
+        files.push(load::parse_objects_marked_shared(fs.caches(), &origin, &text).ok()?);
         origins.push(origin);
     }
     Some(Inputs {
@@ -265,7 +259,7 @@ spec:
         )
         .unwrap();
         let fs = Fs::new(&root).unwrap();
-        let before = HITS.load(Ordering::Relaxed);
+        let before = fs.caches().plain_hits();
         for flux in [FluxFields::flux(), FluxFields::default()] {
             for name in [
                 "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "a", "d", "e",
@@ -286,7 +280,7 @@ spec:
         }
         assert!(full_error_is_kept(&fs));
         // Cells b, c (second of each content), and the repeats were answered from the memo.
-        assert!(HITS.load(Ordering::Relaxed) >= before + 8);
+        assert!(fs.caches().plain_hits() >= before + 8);
     }
 
     /// A Flux field makes the build not plain: it is built in full.
