@@ -11,8 +11,8 @@ use super::secrets;
 use crate::model::catalog::Catalog;
 use crate::model::config::{CONFIG_FILE, Config, SCHEMA_KEY, line_of};
 use crate::model::keys::is_valid_key_name;
+use crate::model::names::METADATA_FILE;
 use crate::model::repo::cell_terraform_dir;
-use crate::ops::components::METADATA_FILE;
 use crate::ports::edit::hcl;
 use crate::root::filestore::FileStore;
 

@@ -378,7 +378,7 @@ pub fn configmap(data: &BTreeMap<String, String>) -> Value {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
-            "name": crate::analysis::check::METADATA_CONFIGMAP,
+            "name": crate::model::names::METADATA_CONFIGMAP,
             "namespace": crate::analysis::render::BOOTSTRAP,
         },
         "data": data,

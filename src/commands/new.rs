@@ -94,7 +94,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     }
 
     // What the cell already is wins over defaults and questions; flags win over both.
-    let known = regenerate::existing_inputs(&plan, &cell.name)?;
+    let known = crate::model::cells::existing_inputs(&plan, &cell.name)?;
     let inputs = CellInputs {
         kubernetes_version: resolve_kubernetes_version(
             session,
@@ -374,7 +374,7 @@ fn git_add_paths(plan: &Plan) -> Vec<String> {
             [top, _, ..]
                 if matches!(
                     top.as_str(),
-                    "infrastructure" | "apps" | ".github" | ".cellgen"
+                    "infrastructure" | "apps" | ".github" | crate::model::names::CELLGEN_DIR
                 ) =>
             {
                 top.clone()

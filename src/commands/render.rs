@@ -155,8 +155,8 @@ fn refuse_what_flux_refuses(
             .0
             .iter()
             .map(|s| match s {
-                crate::analysis::check::schema::Step::Key(k) => k.clone(),
-                crate::analysis::check::schema::Step::Index(i) => i.to_string(),
+                crate::analysis::locate::Step::Key(k) => k.clone(),
+                crate::analysis::locate::Step::Index(i) => i.to_string(),
             })
             .collect();
         let path: Vec<&str> = path.iter().map(String::as_str).collect();

@@ -120,7 +120,7 @@ fn print_report(
         .map(|(g, path, _)| {
             let record = match &g.cell {
                 Some(cell) => crate::model::state::record_path(cell).to_string(),
-                None => crate::model::state::REPOSITORY_RECORD.to_string(),
+                None => crate::model::names::REPOSITORY_RECORD.to_string(),
             };
             format!(
                 "  {path}: you deleted it, so it stays deleted (to get cellgen's back, delete its entry from {record} and run `cellgen upgrade` again)"

@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod cell;
+pub mod cells;
 pub mod cidr;
 pub mod config;
 pub mod contract;
@@ -11,6 +12,7 @@ pub mod flux_settings;
 pub mod generated;
 pub mod ignore;
 pub mod keys;
+pub mod names;
 pub mod platform;
 pub mod provenance;
 pub mod repo;

@@ -77,7 +77,11 @@ impl Plan {
         let parts: Vec<_> = rel.components().map(|c| c.as_str()).collect();
         let read_by_flux = match parts.as_slice() {
             [] | [_] => false,
-            [top, ..] if ["terraform", ".cellgen", ".github"].contains(top) => false,
+            [top, ..]
+                if ["terraform", crate::writer::journal::JOURNAL_DIR, ".github"].contains(top) =>
+            {
+                false
+            }
             [dir, _, file] => {
                 !(*dir == crate::model::catalog::COMPONENTS_DIR
                     && *file == crate::model::catalog::SPEC_FILE)

@@ -79,7 +79,7 @@ fn files_under(
     deep: bool,
 ) -> Result<Vec<Utf8PathBuf>, CellgenError> {
     crate::model::repo::files_under(root, dir, deep, &|name, _| {
-        name.starts_with('.') || name == "flux-system"
+        name.starts_with('.') || name == crate::model::names::FLUX_SYSTEM
     })
 }
 
