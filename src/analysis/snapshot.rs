@@ -151,7 +151,7 @@ impl std::fmt::Display for Identity {
 impl Snapshot {
     /// The working tree of `repo`.
     pub fn working(repo: &Repo) -> Result<Snapshot, CellgenError> {
-        let plan = crate::writer::plan::Plan::new(&repo.root);
+        let plan = crate::writer::plan::Plan::new(&repo.root, crate::model::repo::read_by_flux);
         Ok(Snapshot {
             root: repo.root.clone(),
             config: repo.config.clone(),

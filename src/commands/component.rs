@@ -13,7 +13,7 @@ use crate::writer::plan::Plan;
 pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
     // A misspelt component fails (with did-you-mean) before anyone is asked which cell.
     catalog.get(&args.name)?;
@@ -52,7 +52,7 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
 pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
     catalog.get(&args.name)?;
     let cell = super::resolve_cell(session, &repo, args.cell.as_deref())?;

@@ -16,7 +16,7 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     if let Some(root) = Repo::find_root(&session.start) {
         return existing_repository(&root, &args);
     }
-    let mut plan = Plan::new(&session.start);
+    let mut plan = Plan::new(&session.start, crate::model::repo::read_by_flux);
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
     // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
     // not report an upgrade that only writes it).
@@ -214,7 +214,7 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
         }
         .into());
     }
-    let mut plan = Plan::new(root);
+    let mut plan = Plan::new(root, crate::model::repo::read_by_flux);
     let moved = crate::ops::git_source::set_git_source(
         &mut plan,
         url.as_deref(),

@@ -60,12 +60,16 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                 }
                 .into());
             }
-            (Plan::new(&root), repo.config, None)
+            (
+                Plan::new(&root, crate::model::repo::read_by_flux),
+                repo.config,
+                None,
+            )
         }
         None => {
             // The scaffold's environments are the defaults: check the name before asking anything.
             CellName::parse(&args.name, &config::default_environments())?;
-            let mut plan = Plan::new(&session.start);
+            let mut plan = Plan::new(&session.start, crate::model::repo::read_by_flux);
             let kept = init::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
             let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;

@@ -13,7 +13,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     let cell = CellName::parse(&args.cell, &repo.config.environments)?;
     let templates = Templates::new();
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
     let removal = teardown::remove_cell(
         &mut plan,

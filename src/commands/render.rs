@@ -25,7 +25,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         Some(path) => super::read_values(path)?,
         None => Default::default(),
     };
-    let plan = Plan::new(&repo.root);
+    let plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&Templates::new(), &plan)?;
     // One store for the builds and the contract: each file read once.
     let files = Arc::new(FileStore::new(&repo.root));

@@ -17,7 +17,7 @@ use crate::writer::plan::Plan;
 pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
     if args.component == cilium_version::NAME
         && !catalog.components.contains_key(cilium_version::NAME)

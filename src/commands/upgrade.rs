@@ -10,7 +10,7 @@ use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
     let repo = Repo::discover(&session.start)?;
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let report = upgrade::plan(&mut plan, &args.cells)?;
     // With nothing to write the report's own first line says so (not "Nothing to change." and
     // then "Upgraded").

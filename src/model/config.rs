@@ -6,7 +6,7 @@
 // schemars makes the doc comments the JSON Schema descriptions editors show, where `<name>` is literal (not HTML).
 #![allow(rustdoc::invalid_html_tags)]
 
-use camino::{Utf8Path, Utf8PathBuf};
+use camino::Utf8Path;
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -428,7 +428,7 @@ impl Config {
                     format!("layer `{}` is listed twice", layer.name),
                 ));
             }
-            if !is_relative_clean(&layer.path) {
+            if !crate::root::paths::is_relative_clean(&layer.path) {
                 return Err(fail(
                     &layer.path,
                     format!(
@@ -674,13 +674,4 @@ pub fn is_dns_label(s: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
-}
-
-pub fn is_relative_clean(p: &str) -> bool {
-    let path = Utf8PathBuf::from(p);
-    !p.is_empty()
-        && path.is_relative()
-        && path
-            .components()
-            .all(|c| matches!(c, camino::Utf8Component::Normal(_)))
 }

@@ -58,6 +58,17 @@ pub fn join(base: &Utf8Path, rel: impl AsRef<str>) -> Utf8PathBuf {
     Utf8PathBuf::from(out)
 }
 
+/// Whether `p` is a non-empty relative path of plain names only (no `.`, `..` or root): one that
+/// cannot leave the directory it is joined to.
+pub fn is_relative_clean(p: &str) -> bool {
+    let path = Utf8PathBuf::from(p);
+    !p.is_empty()
+        && path.is_relative()
+        && path
+            .components()
+            .all(|c| matches!(c, camino::Utf8Component::Normal(_)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -271,7 +271,7 @@ fn check_cell(
         Ok(loaded) => loaded,
         Err(e) => {
             // The contract is still checked, with the components its layer files name.
-            let plan = Plan::new(&repo.root);
+            let plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
             let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
             contract::check_cell(
                 files,

@@ -68,7 +68,7 @@ fn layer_path(text: &str) -> Option<Utf8PathBuf> {
     }
     let path = value.get("spec")?.get("path")?.as_str()?;
     let path = path.trim_start_matches("./");
-    crate::model::config::is_relative_clean(path).then(|| Utf8PathBuf::from(path))
+    crate::root::paths::is_relative_clean(path).then(|| Utf8PathBuf::from(path))
 }
 
 /// Regular files under `dir` (repository-relative), recursively when `deep`; symbolic links to
