@@ -6,7 +6,7 @@ use camino::{Utf8Component as PathPart, Utf8Path, Utf8PathBuf};
 use std::collections::BTreeSet;
 
 use crate::error::CellgenError;
-use crate::model::catalog::COMPONENTS_DIR;
+use crate::model::names::COMPONENTS_DIR;
 use crate::model::config::{CONFIG_FILE, Config};
 use crate::model::repo::{CELLS_DIR, cell_flux_dir, cell_terraform_dir, list_dirs};
 use crate::model::state;
@@ -109,7 +109,7 @@ pub fn existing_inputs(plan: &Plan, cell: &str) -> Result<ExistingInputs, Cellge
                 })
         });
     let forget_flux_bootstrap = plan
-        .exists(tf.join(crate::model::scaffold::FLUX_BOOTSTRAP_REMOVED))
+        .exists(tf.join(crate::model::names::FLUX_BOOTSTRAP_REMOVED))
         || plan
             .read(tf.join("flux.tf"))?
             .and_then(|text| hcl::parse_body(&text).ok())

@@ -11,6 +11,15 @@ pub const METADATA_FILE: &str = "cell-metadata.tf";
 /// (also the directory cellgen 0.2.0's bootstrap committed into each cell).
 pub const FLUX_SYSTEM: &str = "flux-system";
 
+/// Where the repository's own components live, one directory each.
+pub const COMPONENTS_DIR: &str = "components";
+
+/// A repository component's description, in its directory.
+pub const SPEC_FILE: &str = "component.yaml";
+
+/// The Terraform file that makes a cell's state forget cellgen 0.2.0's `flux_bootstrap_git`.
+pub const FLUX_BOOTSTRAP_REMOVED: &str = "flux-bootstrap-removed.tf";
+
 /// cellgen's own directory at the repository's top (records, the journal, the lock): the
 /// writer owns it, since it keeps its journal there before anything else exists.
 pub const CELLGEN_DIR: &str = crate::writer::journal::JOURNAL_DIR;

@@ -208,8 +208,8 @@ pub fn read_by_flux(rel: &Utf8Path) -> bool {
             false
         }
         [dir, _, file] => {
-            !(*dir == crate::model::catalog::COMPONENTS_DIR
-                && *file == crate::model::catalog::SPEC_FILE)
+            !(*dir == crate::model::names::COMPONENTS_DIR
+                && *file == crate::model::names::SPEC_FILE)
         }
         _ => true,
     }
