@@ -7,7 +7,8 @@ use crate::cli::NewArgs;
 use crate::error::CellgenError;
 use crate::model::catalog::Catalog;
 use crate::model::cell::CellName;
-use crate::model::cidr::{self, CellCidr, Cidr};
+use crate::model::cell_cidr::CellCidr;
+use crate::model::cidr::{self, Cidr};
 use crate::model::config::{self, CONFIG_FILE, Config};
 use crate::model::repo::{Repo, cell_flux_dir, cell_terraform_dir};
 use crate::model::scaffold::{self, CellInputs};
@@ -277,7 +278,7 @@ fn resolve_vpc_cidr(
     names.sort();
     names.dedup();
     names.retain(|n| n != cell);
-    let others = cidr::recorded(root, &names);
+    let others = crate::model::cell_cidr::recorded(root, &names);
     for unreadable in others.iter().filter(|o| o.cidr.is_err()) {
         crate::errln!(
             "warning: cannot tell the VPC block of cell `{}` ({}): {}",
@@ -331,7 +332,7 @@ fn resolve_vpc_cidr(
         }
         // A regenerated cell keeps its block even if it overlaps: a new block would replace the
         // cell's VPC at the next apply. `check` reports the overlap.
-        None => match cidr::recorded_for(root, cell).and_then(|own| own.cidr.ok()) {
+        None => match crate::model::cell_cidr::recorded_for(root, cell).and_then(|own| own.cidr.ok()) {
             Some(own) => {
                 if let Some((other, theirs)) = taken.iter().find(|(_, c)| c.overlaps(&own)) {
                     crate::errln!(

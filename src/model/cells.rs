@@ -6,8 +6,8 @@ use camino::{Utf8Component as PathPart, Utf8Path, Utf8PathBuf};
 use std::collections::BTreeSet;
 
 use crate::error::CellgenError;
-use crate::model::names::COMPONENTS_DIR;
 use crate::model::config::{CONFIG_FILE, Config};
+use crate::model::names::COMPONENTS_DIR;
 use crate::model::repo::{CELLS_DIR, cell_flux_dir, cell_terraform_dir, list_dirs};
 use crate::model::state;
 use crate::ports::edit::{hcl, yaml};
@@ -108,8 +108,7 @@ pub fn existing_inputs(plan: &Plan, cell: &str) -> Result<ExistingInputs, Cellge
                     _ => None,
                 })
         });
-    let forget_flux_bootstrap = plan
-        .exists(tf.join(crate::model::names::FLUX_BOOTSTRAP_REMOVED))
+    let forget_flux_bootstrap = plan.exists(tf.join(crate::model::names::FLUX_BOOTSTRAP_REMOVED))
         || plan
             .read(tf.join("flux.tf"))?
             .and_then(|text| hcl::parse_body(&text).ok())

@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod cell;
+pub mod cell_cidr;
 pub mod cells;
 pub mod cidr;
 pub mod config;

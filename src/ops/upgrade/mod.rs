@@ -406,7 +406,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
         .egress_gateway
         .or_else(|| recorded.as_ref().map(|r| r.egress_gateway))
         .unwrap_or(false);
-    let vpc_cidr = match cidr::recorded_for(plan.root(), cell) {
+    let vpc_cidr = match crate::model::cell_cidr::recorded_for(plan.root(), cell) {
         Some(found) => match found.cidr {
             Ok(block) => block.to_string(),
             Err(problem) => match &recorded {
@@ -458,7 +458,10 @@ fn overlapping_blocks(
         .filter_map(|cell| {
             let text = match inputs.get(cell) {
                 Some((_, i)) => i.vpc_cidr.clone(),
-                None => cidr::recorded_for(root, cell)?.cidr.ok()?.to_string(),
+                None => crate::model::cell_cidr::recorded_for(root, cell)?
+                    .cidr
+                    .ok()?
+                    .to_string(),
             };
             Some((cell.clone(), cidr::Cidr::parse(&text).ok()?))
         })
