@@ -66,7 +66,7 @@ fn facts(
         .rsplit_once('-')
         .map(|(r, e)| (r.to_string(), e.to_string()))
         .unwrap_or_default();
-    let inputs = crate::model::cells::existing_inputs(plan, cell)?;
+    let inputs = crate::model::inputs::existing_inputs(plan, cell)?;
     let vpc_cidr = crate::model::cell_cidr::recorded_for(plan.root(), cell).map(|c| match c.cidr {
         Ok(block) => block.to_string(),
         Err(_) => "?".to_string(),

@@ -99,7 +99,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     }
 
     // What the cell already is wins over defaults and questions; flags win over both.
-    let known = crate::model::cells::existing_inputs(&plan, &cell.name)?;
+    let known = crate::model::inputs::existing_inputs(&plan, &cell.name)?;
     let inputs = CellInputs {
         kubernetes_version: resolve_kubernetes_version(
             session,

@@ -12,6 +12,7 @@ pub mod contract;
 pub mod flux_settings;
 pub mod generated;
 pub mod ignore;
+pub mod inputs;
 pub mod keys;
 pub mod names;
 pub mod platform;

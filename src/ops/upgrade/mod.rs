@@ -391,7 +391,7 @@ fn cell_components(
 /// Kubernetes version or a VPC block.
 fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
     let recorded = state::load(plan, cell)?.and_then(|r| r.inputs);
-    let known = crate::model::cells::existing_inputs(plan, cell)?;
+    let known = crate::model::inputs::existing_inputs(plan, cell)?;
     let tfvars = cell_terraform_dir(cell).join("terraform.tfvars");
     let kubernetes_version = known
         .kubernetes_version
