@@ -2,7 +2,7 @@ use camino::Utf8Path;
 
 use anyhow::Result;
 
-use super::{Session, init};
+use super::{Session, setup};
 use crate::cli::NewArgs;
 use crate::error::CellgenError;
 use crate::model::catalog::Catalog;
@@ -71,7 +71,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
             // The scaffold's environments are the defaults: check the name before asking anything.
             CellName::parse(&args.name, &config::default_environments())?;
             let mut plan = Plan::new(&session.start, crate::model::repo::read_by_flux);
-            let kept = init::plan_scaffold(session, &args.repo, &mut plan)?;
+            let kept = setup::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
             let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
             (plan, config, Some(kept))
@@ -164,7 +164,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     let outcome = regenerate::plan_cell_files(&mut plan, &cell.name, &desired, recorded)?;
     // Components asked for that the cell does not have yet: added as `add-component` would.
     for name in &wanted {
-        super::component::add_with_consent(
+        super::add_with_consent(
             session,
             &mut plan,
             &templates,
@@ -179,7 +179,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     crate::model::ignore::plan_gitignore(&mut plan)?;
 
     let mut kept = match &kept_scaffold {
-        Some(scaffold) => init::scaffold_kept(scaffold, plan.root()),
+        Some(scaffold) => setup::scaffold_kept(scaffold, plan.root()),
         None => Vec::new(),
     };
     kept.extend(super::Kept::all(
