@@ -309,6 +309,23 @@ impl Fs {
             })
     }
 
+    /// Reads a file `entry` of `file` resolved to `abs`, naming the reference when it is
+    /// missing or goes through a link.
+    pub fn read_listed(
+        &self,
+        abs: &Utf8Path,
+        file: &Utf8Path,
+        entry: &str,
+    ) -> Result<String, BuildError> {
+        match self.entry(abs, file, entry)? {
+            Entry::File => self.read_text(abs),
+            Entry::Dir | Entry::Missing => Err(BuildError::MissingResource {
+                file: file.to_path_buf(),
+                entry: entry.to_string(),
+            }),
+        }
+    }
+
     /// A text file kustomize parses: UTF-8 (a leading byte-order mark is dropped, as
     /// go-yaml does).
     pub fn read_text(&self, abs: &Utf8Path) -> Result<String, BuildError> {

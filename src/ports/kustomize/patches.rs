@@ -6,8 +6,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use serde_json::Value;
 
+use super::fsroot::Fs;
 use super::kustomization::{Patch, Selector};
-use super::native::Builder;
 use super::resid::{Res, effective_namespace, split_api_version, str_at};
 use super::select::Compiled;
 use super::{BuildError, load, patch_json6902, patch_smp};
@@ -21,7 +21,7 @@ fn patch_err(file: &Utf8Path, message: String) -> BuildError {
 
 /// Patch text and the file to blame for it (the kustomization for inline patches).
 fn content(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     p: &Patch,
@@ -202,7 +202,7 @@ fn apply_json(
 /// `patchesStrategicMerge`: each entry is inline patch YAML when it reads as objects,
 /// else a file path (PatchStrategicMergeTransformer's loadFromPaths).
 pub fn strategic_merge_list(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     entries: &[String],
@@ -237,7 +237,7 @@ pub fn strategic_merge_list(
 /// `patches`: strategic merge or JSON 6902, told apart as kustomize does (a text must read
 /// as exactly one of the two).
 pub fn patches(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     entries: &[Patch],
@@ -312,7 +312,7 @@ pub fn patches(
 
 /// `patchesJson6902`: a target with a name is required; the patch is YAML or JSON.
 pub fn json6902_list(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     entries: &[Patch],

@@ -4,51 +4,13 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::BuildError;
-use super::kustomization::{ReplacementField, Selector};
-use super::native::Builder;
+use super::fsroot::Fs;
+use super::kustomization::{Options, Replacement, ReplacementField, Selector};
 use super::resid::{Res, effective_namespace, split_api_version};
 use crate::ports::yaml::resolve::{self, Resolved};
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct Replacement {
-    pub source: Option<Source>,
-    pub targets: Option<Vec<Target>>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct Source {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-    pub name: String,
-    pub namespace: String,
-    pub field_path: String,
-    pub options: Option<Options>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct Options {
-    pub delimiter: String,
-    pub index: i64,
-    pub encoding: String,
-    pub create: bool,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct Target {
-    pub select: Option<Selector>,
-    pub reject: Vec<Selector>,
-    pub field_paths: Vec<String>,
-    pub options: Option<Options>,
-}
 
 fn err(file: &Utf8Path, message: String) -> BuildError {
     BuildError::Invalid {
@@ -66,7 +28,7 @@ fn unsupported(file: &Utf8Path, field: String) -> BuildError {
 
 /// The replacements of a kustomization: inline ones, and files named by `path`.
 fn load(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     fields: &[ReplacementField],
@@ -468,7 +430,7 @@ fn set_target(hit: Hit, value: &Value, options: &Option<Options>) -> Result<(), 
 }
 
 pub fn run(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     fields: &[ReplacementField],
