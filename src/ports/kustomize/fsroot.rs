@@ -18,7 +18,8 @@ use std::sync::RwLock;
 use super::BuildError;
 use super::load::KUSTOMIZATION_FILES;
 use super::sourceignore::{self, Matcher, Origin, Pattern};
-use crate::root::source::{Kind, Source};
+use crate::root::paths::Kind;
+use crate::root::source::Source;
 
 /// What a path is, as Flux's artifact has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
