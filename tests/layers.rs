@@ -614,8 +614,48 @@ fn circles(n: usize, edges: &[Edge]) -> Vec<Vec<usize>> {
     state.found
 }
 
+/// Imports that still breach the layers, each with why it is not fixed yet (work under way in
+/// parallel on the same files). Listed here, not hidden: each must still exist (a stale entry
+/// fails, so it is removed when fixed), and no other import may join them.
+const PENDING: &[(&str, &str, &str)] = &[
+    (
+        "src/error.rs",
+        "src/ports/yaml/depth.rs",
+        "DepthError moves with the one YAML entry point (issue 20, ports/yaml)",
+    ),
+    (
+        "src/model/cell_cidr.rs",
+        "src/analysis/secrets.rs",
+        "the HCL parse cache moves from the secret trace into the per-command context",
+    ),
+    (
+        "src/ports/kustomize/fsroot.rs",
+        "src/root/source.rs",
+        "kustomize reads through root's Source until the port defines the trait root implements",
+    ),
+    (
+        "src/ports/kustomize/mod.rs",
+        "src/root/source.rs",
+        "as above (Repo::open_source)",
+    ),
+    (
+        "src/ports/kustomize/sourceignore.rs",
+        "src/root/source.rs",
+        "as above (.sourceignore files read through Source)",
+    ),
+    (
+        "src/ports/kustomize/native/plain.rs",
+        "src/root/source.rs",
+        "as above (a test writes its files with root's helper)",
+    ),
+];
+
 /// Every breach of the layering, one line each.
 fn breaches(root: &Path) -> Vec<String> {
+    breaches_allowing(root, PENDING)
+}
+
+fn breaches_allowing(root: &Path, pending: &[(&str, &str, &str)]) -> Vec<String> {
     let contributing = std::fs::read_to_string(root.join("CONTRIBUTING.md"))
         .expect("CONTRIBUTING.md states the layers");
     let table = layers(&contributing);
@@ -631,7 +671,16 @@ fn breaches(root: &Path) -> Vec<String> {
             ));
         }
     }
-    let edges = imports(&files);
+    let mut edges = imports(&files);
+    for (from, to, _) in pending {
+        let before = edges.len();
+        edges.retain(|e| !(files[e.from].file == *from && files[e.to].file == *to));
+        if edges.len() == before {
+            problems.push(format!(
+                "{from} no longer imports {to}: remove the pair from PENDING in tests/layers.rs"
+            ));
+        }
+    }
     let mut seen = BTreeSet::new();
     for e in &edges {
         let (Some((from_layer, from_unit)), Some((to_layer, to_unit))) =
@@ -745,8 +794,15 @@ fn the_reader_sees_every_kind_of_import() {
         "pub fn run() { crate::say!(); super::b::go(); }\n",
     );
     write("src/mid/b.rs", "pub fn go() { crate::low::f(); }\n");
-    let problems = breaches(&dir);
+    let problems = breaches_allowing(&dir, &[]);
+    let stale = breaches_allowing(&dir, &[("src/low/y.rs", "src/mid/a.rs", "")]);
     let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        stale
+            .iter()
+            .any(|p| p.contains("src/low/y.rs no longer imports src/mid/a.rs")),
+        "{stale:?}"
+    );
     let text = problems.join("\n");
     assert!(
         text.contains("src/mid/a.rs:1 imports src/mid/mod.rs (`crate::say`): runs up"),

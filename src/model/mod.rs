@@ -1,4 +1,4 @@
-//! Layer 4, the repository model: what a cellgen repository is and holds — `cellgen.yaml`, the
+//! Layer 5 (CONTRIBUTING.md), the repository model: what a cellgen repository is and holds — `cellgen.yaml`, the
 //! catalog, cells and their names, the key contract, records, stacks, what `init` and `new`
 //! generate, chart versions, JSON Schemas — read (and planned) through the layers below.
 
