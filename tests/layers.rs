@@ -256,7 +256,8 @@ fn use_paths(tree: &str) -> Vec<Vec<String>> {
             if word.is_empty() {
                 break;
             }
-            if word != "*" && !(word == "self" && !path.is_empty()) {
+            // `self` in a group names the group's own path.
+            if word != "*" && (word != "self" || path.is_empty()) {
                 path.push(word);
             }
             while *i < s.len() && s[*i].is_whitespace() {
@@ -446,10 +447,11 @@ fn imports(files: &[Source]) -> Vec<Edge> {
                     None => break,
                 }
             }
-            if absolute.len() == base + 1 && base == 0 {
-                if let Some(m) = macros.get(&absolute[0]) {
-                    target = Some(*m);
-                }
+            if absolute.len() == base + 1
+                && base == 0
+                && let Some(m) = macros.get(&absolute[0])
+            {
+                target = Some(*m);
             }
             if let Some(to) = target
                 && to != from

@@ -214,8 +214,6 @@ pub fn record_path(cell: &str) -> Utf8PathBuf {
     Utf8Path::new(crate::model::names::CELL_RECORDS_DIR).join(format!("{cell}.json"))
 }
 
-/// The record of the repository's own generated files.
-
 pub fn sha256(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()

@@ -26,8 +26,6 @@ use crate::root::source::Source;
 use crate::suggest;
 use crate::writer::plan::Plan;
 
-/// Name of the ConfigMap Terraform writes and every layer substitutes from.
-
 pub struct CheckOptions {
     /// Cells to check; empty means all.
     pub cells: Vec<String>,
