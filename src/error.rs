@@ -214,7 +214,7 @@ pub enum CellgenError {
 
     #[error(
         "interrupted by {}: {}",
-        crate::writer::signals::name(*signal),
+        signal_name(*signal),
         if *applied { "every change had already been written (the whole plan is applied)" } else { "every change was rolled back; the repository is as it was" }
     )]
     Interrupted { signal: i32, applied: bool },
@@ -274,4 +274,18 @@ impl CellgenError {
             _ => 1,
         }
     }
+}
+
+/// SIGINT, SIGTERM, ... for messages.
+fn signal_name(signal: i32) -> String {
+    #[cfg(unix)]
+    {
+        match signal {
+            libc::SIGINT => return "SIGINT".into(),
+            libc::SIGTERM => return "SIGTERM".into(),
+            libc::SIGHUP => return "SIGHUP".into(),
+            _ => {}
+        }
+    }
+    format!("signal {signal}")
 }

@@ -1,7 +1,7 @@
 //! cellgen: scaffold and check EKS cells that bridge Terraform and Flux through one ConfigMap.
 //!
 //! The modules are layers, bottom to top; each imports only its own layer and those below
-//! (CONTRIBUTING.md, enforced by tests/architecture.rs).
+//! (CONTRIBUTING.md, enforced by tests/layers.rs).
 
 pub mod error;
 pub mod suggest;

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
         .get_matches_from(args);
     let cli = cellgen::cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     cellgen::commands::ui::color::init(cli.color);
-    match cellgen::commands::run(cli) {
+    match cellgen::commands::dispatch::run(cli) {
         Ok(code) => code,
         // Whoever read the output stopped reading (`| head`): nothing is wrong, nothing to say.
         Err(err) if cellgen::commands::ui::out::is_closed_pipe(&err) => ExitCode::SUCCESS,

@@ -8,10 +8,11 @@ use serde::Serialize;
 
 use crate::error::CellgenError;
 use crate::model::catalog::Catalog;
+use crate::model::cells::cell_components;
 use crate::model::config::{Config, SCHEMA_KEY};
+use crate::model::names::METADATA_FILE;
 use crate::model::repo::cell_terraform_dir;
 use crate::model::versions::{self, Chart};
-use crate::ops::components::{METADATA_FILE, cell_components};
 use crate::ports::edit::hcl;
 use crate::writer::plan::Plan;
 
@@ -65,8 +66,8 @@ fn facts(
         .rsplit_once('-')
         .map(|(r, e)| (r.to_string(), e.to_string()))
         .unwrap_or_default();
-    let inputs = crate::ops::regenerate::existing_inputs(plan, cell)?;
-    let vpc_cidr = crate::model::cidr::recorded_for(plan.root(), cell).map(|c| match c.cidr {
+    let inputs = crate::model::inputs::existing_inputs(plan, cell)?;
+    let vpc_cidr = crate::model::cell_cidr::recorded_for(plan.root(), cell).map(|c| match c.cidr {
         Ok(block) => block.to_string(),
         Err(_) => "?".to_string(),
     });

@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 
 use super::findings::Finding;
 use super::locate::SourceFiles;
-use crate::analysis::check::METADATA_CONFIGMAP;
-use crate::analysis::check::schema::Step;
+use crate::analysis::locate::Step;
 use crate::analysis::render::{BuildCache, FluxLayer, RenderedLayer, Source};
+use crate::model::names::METADATA_CONFIGMAP;
 use crate::ports::envsubst::{Prepared, SubstError, Vars};
 use crate::ports::kustomize::{BuildError, FluxFields, Resource};
 use crate::suggest;

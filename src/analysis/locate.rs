@@ -8,9 +8,45 @@ use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::analysis::check::schema::Step;
+use std::fmt;
+
 use crate::ports::kustomize::Resource;
 use crate::root::filestore::FileStore;
+
+/// One step of a path into an object.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// A field path, shown the way the API server does (`spec.chart.spec.version`, `dependsOn[0]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FieldPath(pub Vec<Step>);
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("<root>");
+        }
+        for (i, step) in self.0.iter().enumerate() {
+            match step {
+                Step::Key(k) if i == 0 => write!(f, "{k}")?,
+                Step::Key(k) => write!(f, ".{k}")?,
+                Step::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FieldPath {
+    pub(crate) fn with(&self, step: Step) -> FieldPath {
+        let mut p = self.clone();
+        p.0.push(step);
+        p
+    }
+}
 
 /// Source texts, read once (through the command's store), kept as text per thread.
 pub struct SourceFiles {

@@ -1,7 +1,8 @@
-//! Layer 5, analyses. The analysis library (rendering, snapshots, findings and their formats,
-//! locating source lines, the contract and layer checks, the secret trace, the inventory) and, on
-//! top of it, the four analyses `check`, `diff`, `graph` and `verify`, which never import one
-//! another: what two of them share belongs in the library.
+//! Layers 6 and 7 (CONTRIBUTING.md), analyses. The analysis library (rendering, snapshots,
+//! findings and their formats, locating source lines and field paths, the contract and layer
+//! checks, the secret trace, the inventory) and, on top of it, the four analyses `check`, `diff`,
+//! `graph` and `verify`, which never import one another (nor the operations): what two of them
+//! share belongs in the library.
 
 pub mod contract;
 pub mod findings;

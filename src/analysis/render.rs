@@ -140,7 +140,7 @@ impl CellLayers {
         for layer in &self.layers {
             for reference in &layer.flux.components {
                 if let Some(resolved) =
-                    crate::ops::components::resolve_ref(&layer.build_path(), reference)
+                    crate::model::cells::resolve_ref(&layer.build_path(), reference)
                     && let Ok(rest) = resolved.strip_prefix(crate::model::catalog::COMPONENTS_DIR)
                     && let Some(camino::Utf8Component::Normal(name)) = rest.components().next()
                 {

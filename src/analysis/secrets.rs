@@ -4,6 +4,7 @@
 //! variables, arguments, templates and functions), when its name says it holds one, or when its
 //! literal value looks like one.
 
+mod decls;
 pub mod sensitive;
 mod stack;
 mod taint;

@@ -154,7 +154,7 @@ impl std::fmt::Display for Identity {
 impl Snapshot {
     /// The working tree of `repo`.
     pub fn working(repo: &Repo) -> Result<Snapshot, CellgenError> {
-        let plan = crate::writer::plan::Plan::new(&repo.root);
+        let plan = crate::writer::plan::Plan::new(&repo.root, crate::model::repo::read_by_flux);
         Ok(Snapshot {
             root: repo.root.clone(),
             config: repo.config.clone(),
@@ -396,7 +396,7 @@ pub fn configmap(data: &BTreeMap<String, String>) -> Value {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
-            "name": crate::analysis::check::METADATA_CONFIGMAP,
+            "name": crate::model::names::METADATA_CONFIGMAP,
             "namespace": crate::analysis::render::BOOTSTRAP,
         },
         "data": data,

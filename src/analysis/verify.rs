@@ -72,14 +72,14 @@ pub fn read(text: &str, file: &Utf8Path) -> Result<RealMetadata, CellgenError> {
     })?;
     if value.get("kind").and_then(Value::as_str) == Some("ConfigMap") {
         let name = value.pointer("/metadata/name").and_then(Value::as_str);
-        if name != Some(crate::analysis::check::METADATA_CONFIGMAP) {
+        if name != Some(crate::model::names::METADATA_CONFIGMAP) {
             return Err(invalid(
                 file,
                 format!(
                     "this is ConfigMap `{}`, not `{}`: give the output of `kubectl get configmap {} -n flux-system -o yaml`",
                     name.unwrap_or(""),
-                    crate::analysis::check::METADATA_CONFIGMAP,
-                    crate::analysis::check::METADATA_CONFIGMAP
+                    crate::model::names::METADATA_CONFIGMAP,
+                    crate::model::names::METADATA_CONFIGMAP
                 ),
             ));
         }

@@ -16,7 +16,10 @@ pub fn run(session: &mut Session, args: CheckArgs) -> Result<ExitCode> {
         Some(path) => super::read_values(path)?,
         None => Default::default(),
     };
-    let catalog = Catalog::load(&Templates::new(), &Plan::new(&repo.root))?;
+    let catalog = Catalog::load(
+        &Templates::new(),
+        &Plan::new(&repo.root, crate::model::repo::read_by_flux),
+    )?;
     let options = CheckOptions {
         cells: args.cells,
         overrides,

@@ -13,12 +13,12 @@ use crate::writer::plan::Plan;
 pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
     // A misspelt component fails (with did-you-mean) before anyone is asked which cell.
     catalog.get(&args.name)?;
     let cell = super::resolve_cell(session, &repo, args.cell.as_deref())?;
-    let outcome = add_with_consent(
+    let outcome = super::add_with_consent(
         session,
         &mut plan,
         &templates,
@@ -52,7 +52,7 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
 pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
     catalog.get(&args.name)?;
     let cell = super::resolve_cell(session, &repo, args.cell.as_deref())?;
@@ -79,7 +79,7 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
                     component.name
                 )?;
                 let mut lines = Vec::new();
-                super::remove_cell::print_steps(&steps, &mut |line| lines.push(line));
+                super::print_steps(&steps, &mut |line| lines.push(line));
                 for line in lines {
                     crate::outln!("{line}")?;
                 }
@@ -92,39 +92,6 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Adds a component; on a terminal, a missing requirement is a question instead of an error.
-pub fn add_with_consent(
-    session: &mut Session,
-    plan: &mut Plan,
-    templates: &Templates,
-    catalog: &Catalog,
-    cell: &crate::model::cell::CellName,
-    name: &str,
-    with_requirements: bool,
-) -> Result<Outcome> {
-    match components::add(plan, templates, catalog, cell, name, with_requirements) {
-        Err(CellgenError::MissingRequirement { missing, .. }) if session.prompter.interactive() => {
-            let question = format!(
-                "{name} needs {} in {}. Add {} too?",
-                missing.join(", "),
-                cell.name,
-                if missing.len() == 1 { "it" } else { "them" }
-            );
-            if session.prompter.confirm(&question, true)? {
-                Ok(components::add(plan, templates, catalog, cell, name, true)?)
-            } else {
-                Err(CellgenError::MissingRequirement {
-                    name: name.into(),
-                    cell: cell.name.clone(),
-                    missing,
-                }
-                .into())
-            }
-        }
-        other => Ok(other?),
-    }
 }
 
 fn report(

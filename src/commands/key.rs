@@ -12,7 +12,7 @@ use crate::writer::plan::Plan;
 pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
     let dry_run = args.command.dry_run();
     let (outcome, done) = match &args.command {

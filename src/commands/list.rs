@@ -13,7 +13,7 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
     match args.what {
         ListTarget::Cells => {
             let repo = Repo::discover(&session.start)?;
-            let plan = Plan::new(&repo.root);
+            let plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
             let catalog = Catalog::load(&Templates::new(), &plan)?;
             let rows = inventory::cells(&plan, &repo.config, &catalog, &repo.cells()?)?;
             match args.format {
@@ -90,7 +90,10 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
             // the repository's own components.
             let templates = Templates::new();
             let catalog = match Repo::find_root(&session.start) {
-                Some(root) => Catalog::load(&templates, &Plan::new(root))?,
+                Some(root) => Catalog::load(
+                    &templates,
+                    &Plan::new(root, crate::model::repo::read_by_flux),
+                )?,
                 None => Catalog::embedded(&templates)?,
             };
             match args.format {

@@ -28,7 +28,7 @@ pub fn run(session: &Session, args: ManArgs) -> Result<()> {
     )?;
     crate::root::disk::create_dir_all(&dir).with_context(|| format!("cannot create {dir}"))?;
     let _lock = crate::writer::lock::acquire(&dir, crate::writer::lock::Access::Write, |_| {})?;
-    let mut plan = Plan::new(dir);
+    let mut plan = Plan::new(dir, crate::model::repo::read_by_flux);
     for (name, page) in pages {
         plan.write(name, page)?;
     }

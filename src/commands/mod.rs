@@ -2,10 +2,9 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use crate::cli::{Cli, Command};
-use crate::commands::ui::prompt::{self, Prompter};
+use crate::commands::ui::prompt::Prompter;
 use crate::writer::lock::{Access, RepoLock};
 use crate::writer::plan::Plan;
 
@@ -13,6 +12,7 @@ mod check;
 mod completions;
 mod component;
 mod diff;
+pub mod dispatch;
 mod envsubst;
 mod explain;
 mod graph;
@@ -26,6 +26,7 @@ mod render;
 mod repair;
 mod schema;
 mod set_version;
+mod setup;
 pub mod ui;
 mod upgrade;
 mod values;
@@ -40,37 +41,6 @@ pub struct Session {
     pub lock: Option<RepoLock>,
     /// What taking the lock repaired (`lock_repository`), for `repair` to report.
     pub repaired: Option<crate::writer::journal::Recovered>,
-}
-
-/// How each command uses the repository. Every command is listed (no wildcard), so a new one has
-/// to choose. `Write` is exclusive; `Read` is shared, for commands that only read and for
-/// `--dry-run`: a dry run writes nothing, but it must not read a half-applied plan either, so it
-/// waits for a writer like any reader does.
-pub fn access(command: &Command) -> Option<Access> {
-    let writes = |dry_run: bool| Some(if dry_run { Access::Read } else { Access::Write });
-    match command {
-        Command::Init(args) => writes(args.dry_run),
-        Command::New(args) => writes(args.dry_run),
-        Command::AddComponent(args) => writes(args.dry_run),
-        Command::RemoveComponent(args) => writes(args.dry_run),
-        Command::RemoveCell(args) => writes(args.dry_run),
-        Command::SetVersion(args) => writes(args.dry_run),
-        Command::Key(args) => writes(args.command.dry_run()),
-        Command::Upgrade(args) => writes(args.dry_run),
-        // Taking the write lock is the repair.
-        Command::Repair => Some(Access::Write),
-        Command::List(_)
-        | Command::Check(_)
-        | Command::Render(_)
-        | Command::Values(_)
-        | Command::Diff(_)
-        | Command::Verify(_)
-        | Command::Graph(_)
-        | Command::Explain(_) => Some(Access::Read),
-        Command::Envsubst(_) | Command::Completions(_) | Command::Schema(_) => None,
-        // Writes pages into a directory of its own, not into a repository; man.rs locks that one.
-        Command::Man(_) => None,
-    }
 }
 
 /// The one entry point to a repository's lock: takes it on the repository `start` is in (or on
@@ -134,112 +104,6 @@ fn waiting(holder: &str) {
             .as_secs_f64()
             .round()
     );
-}
-
-pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    // Paths enter cellgen here (and in directory listings): UTF-8 from then on, or an error
-    // naming the path, never a lossy path in a message or a record.
-    let cwd_utf8 = || {
-        Utf8PathBuf::from_path_buf(cwd.clone()).map_err(|cwd| {
-            crate::error::CellgenError::NotUtf8Path {
-                what: "the current directory",
-                path: cwd.to_string_lossy().into_owned(),
-                fix: "Run cellgen from a directory whose path is UTF-8, or pass -C with one",
-            }
-        })
-    };
-    let start = match cli.directory {
-        Some(dir) => {
-            let Some(dir) = Utf8Path::from_path(&dir) else {
-                return Err(crate::error::CellgenError::InvalidFlag {
-                    flag: "-C".into(),
-                    reason: format!(
-                        "`{}` is not valid UTF-8 (shown with U+FFFD for the bytes that are not): cellgen works with UTF-8 paths only, so that every message and record names a path exactly; pass a directory whose path is UTF-8",
-                        dir.to_string_lossy()
-                    ),
-                }
-                .into());
-            };
-            // An absolute -C does not need the current directory.
-            let dir = if dir.is_absolute() {
-                dir.to_path_buf()
-            } else {
-                cwd_utf8()?.join(dir)
-            };
-            if !crate::root::disk::is_dir(&dir) {
-                return Err(crate::error::CellgenError::InvalidFlag {
-                    flag: "-C".into(),
-                    reason: format!("{dir} is not a directory"),
-                }
-                .into());
-            }
-            dir
-        }
-        None => cwd_utf8()?,
-    };
-    let (lock, repaired) = match access(&cli.command) {
-        Some(access) => {
-            let (lock, repaired) = lock_repository(&start, access)?;
-            (Some(lock), repaired)
-        }
-        None => (None, None),
-    };
-    let mut session = Session {
-        start,
-        prompter: prompt::for_session(cli.no_input),
-        lock,
-        repaired,
-    };
-    match cli.command {
-        Command::Init(args) => {
-            init::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::New(args) => {
-            new::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::AddComponent(args) => {
-            component::add(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::RemoveComponent(args) => {
-            component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::RemoveCell(args) => {
-            remove_cell::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::SetVersion(args) => {
-            set_version::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Key(args) => {
-            key::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Upgrade(args) => upgrade::run(&mut session, args),
-        Command::Repair => repair::run(&session).map(|()| std::process::ExitCode::SUCCESS),
-        Command::List(args) => {
-            list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Check(args) => check::run(&mut session, args),
-        Command::Render(args) => {
-            render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Diff(args) => diff::run(&mut session, args),
-        Command::Verify(args) => verify::run(&mut session, args),
-        Command::Graph(args) => {
-            graph::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Explain(args) => {
-            explain::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Values(args) => {
-            values::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Envsubst(args) => envsubst::run(args).map(|()| std::process::ExitCode::SUCCESS),
-        Command::Completions(args) => {
-            completions::run(args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Man(args) => man::run(&session, args).map(|()| std::process::ExitCode::SUCCESS),
-        Command::Schema(args) => schema::run(args).map(|()| std::process::ExitCode::SUCCESS),
-    }
 }
 
 /// A file a command leaves as it is although it would have written it, and why: reported with
@@ -463,5 +327,52 @@ pub fn kustomize_mode(mode: crate::cli::KustomizeMode) -> crate::ports::kustomiz
         crate::cli::KustomizeMode::Auto => crate::ports::kustomize::Mode::Auto,
         crate::cli::KustomizeMode::Native => crate::ports::kustomize::Mode::Native,
         crate::cli::KustomizeMode::External => crate::ports::kustomize::Mode::External,
+    }
+}
+
+/// Adds a component; on a terminal, a missing requirement is a question instead of an error.
+pub fn add_with_consent(
+    session: &mut Session,
+    plan: &mut Plan,
+    templates: &crate::ports::templates::Templates,
+    catalog: &crate::model::catalog::Catalog,
+    cell: &crate::model::cell::CellName,
+    name: &str,
+    with_requirements: bool,
+) -> Result<crate::ops::components::Outcome> {
+    match crate::ops::components::add(plan, templates, catalog, cell, name, with_requirements) {
+        Err(crate::error::CellgenError::MissingRequirement { missing, .. })
+            if session.prompter.interactive() =>
+        {
+            let question = format!(
+                "{name} needs {} in {}. Add {} too?",
+                missing.join(", "),
+                cell.name,
+                if missing.len() == 1 { "it" } else { "them" }
+            );
+            if session.prompter.confirm(&question, true)? {
+                Ok(crate::ops::components::add(
+                    plan, templates, catalog, cell, name, true,
+                )?)
+            } else {
+                Err(crate::error::CellgenError::MissingRequirement {
+                    name: name.into(),
+                    cell: cell.name.clone(),
+                    missing,
+                }
+                .into())
+            }
+        }
+        other => Ok(other?),
+    }
+}
+
+/// Teardown steps as numbered lines with their commands (`remove-cell`, `remove-component`).
+pub fn print_steps(steps: &[crate::ops::teardown::Step], say: &mut dyn FnMut(String)) {
+    for (i, step) in steps.iter().enumerate() {
+        say(format!("  {}. {}:", i + 1, step.title));
+        for command in &step.commands {
+            say(format!("       {command}"));
+        }
     }
 }

@@ -2,12 +2,13 @@ use camino::Utf8Path;
 
 use anyhow::Result;
 
-use super::{Session, init};
+use super::{Session, setup};
 use crate::cli::NewArgs;
 use crate::error::CellgenError;
 use crate::model::catalog::Catalog;
 use crate::model::cell::CellName;
-use crate::model::cidr::{self, CellCidr, Cidr};
+use crate::model::cell_cidr::CellCidr;
+use crate::model::cidr::{self, Cidr};
 use crate::model::config::{self, CONFIG_FILE, Config};
 use crate::model::repo::{Repo, cell_flux_dir, cell_terraform_dir};
 use crate::model::scaffold::{self, CellInputs};
@@ -60,13 +61,17 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                 }
                 .into());
             }
-            (Plan::new(&root), repo.config, None)
+            (
+                Plan::new(&root, crate::model::repo::read_by_flux),
+                repo.config,
+                None,
+            )
         }
         None => {
             // The scaffold's environments are the defaults: check the name before asking anything.
             CellName::parse(&args.name, &config::default_environments())?;
-            let mut plan = Plan::new(&session.start);
-            let kept = init::plan_scaffold(session, &args.repo, &mut plan)?;
+            let mut plan = Plan::new(&session.start, crate::model::repo::read_by_flux);
+            let kept = setup::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
             let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
             (plan, config, Some(kept))
@@ -94,7 +99,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     }
 
     // What the cell already is wins over defaults and questions; flags win over both.
-    let known = regenerate::existing_inputs(&plan, &cell.name)?;
+    let known = crate::model::inputs::existing_inputs(&plan, &cell.name)?;
     let inputs = CellInputs {
         kubernetes_version: resolve_kubernetes_version(
             session,
@@ -159,7 +164,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     let outcome = regenerate::plan_cell_files(&mut plan, &cell.name, &desired, recorded)?;
     // Components asked for that the cell does not have yet: added as `add-component` would.
     for name in &wanted {
-        super::component::add_with_consent(
+        super::add_with_consent(
             session,
             &mut plan,
             &templates,
@@ -174,7 +179,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     crate::model::ignore::plan_gitignore(&mut plan)?;
 
     let mut kept = match &kept_scaffold {
-        Some(scaffold) => init::scaffold_kept(scaffold, plan.root()),
+        Some(scaffold) => setup::scaffold_kept(scaffold, plan.root()),
         None => Vec::new(),
     };
     kept.extend(super::Kept::all(
@@ -273,7 +278,7 @@ fn resolve_vpc_cidr(
     names.sort();
     names.dedup();
     names.retain(|n| n != cell);
-    let others = cidr::recorded(root, &names);
+    let others = crate::model::cell_cidr::recorded(root, &names);
     for unreadable in others.iter().filter(|o| o.cidr.is_err()) {
         crate::errln!(
             "warning: cannot tell the VPC block of cell `{}` ({}): {}",
@@ -327,7 +332,7 @@ fn resolve_vpc_cidr(
         }
         // A regenerated cell keeps its block even if it overlaps: a new block would replace the
         // cell's VPC at the next apply. `check` reports the overlap.
-        None => match cidr::recorded_for(root, cell).and_then(|own| own.cidr.ok()) {
+        None => match crate::model::cell_cidr::recorded_for(root, cell).and_then(|own| own.cidr.ok()) {
             Some(own) => {
                 if let Some((other, theirs)) = taken.iter().find(|(_, c)| c.overlaps(&own)) {
                     crate::errln!(
@@ -374,7 +379,7 @@ fn git_add_paths(plan: &Plan) -> Vec<String> {
             [top, _, ..]
                 if matches!(
                     top.as_str(),
-                    "infrastructure" | "apps" | ".github" | ".cellgen"
+                    "infrastructure" | "apps" | ".github" | crate::model::names::CELLGEN_DIR
                 ) =>
             {
                 top.clone()

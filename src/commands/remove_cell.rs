@@ -5,7 +5,7 @@ use crate::cli::RemoveCellArgs;
 use crate::model::catalog::Catalog;
 use crate::model::cell::CellName;
 use crate::model::repo::Repo;
-use crate::ops::teardown::{self, Stack, Step};
+use crate::ops::teardown::{self, Stack};
 use crate::ports::templates::Templates;
 use crate::writer::plan::Plan;
 
@@ -13,7 +13,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     let cell = CellName::parse(&args.cell, &repo.config.environments)?;
     let templates = Templates::new();
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
     let removal = teardown::remove_cell(
         &mut plan,
@@ -68,7 +68,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
                 "\nKept terraform/cells/{0}: its state may still hold the cell's live AWS resources (VPC, cluster, nodes, roles), and this stack is how they are destroyed. Nothing of the cell in AWS has been touched.\n\nTear-down of {0}, in this order, before merging this change:",
                 cell.name
             ));
-            print_steps(
+            super::print_steps(
                 &teardown::cell_steps(&repo.config, &cell, &removal.layers),
                 &mut say,
             );
@@ -106,13 +106,4 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
         ));
     }
     super::finish_with_notes(&plan, &[], args.dry_run, &notes)
-}
-
-pub fn print_steps(steps: &[Step], say: &mut dyn FnMut(String)) {
-    for (i, step) in steps.iter().enumerate() {
-        say(format!("  {}. {}:", i + 1, step.title));
-        for command in &step.commands {
-            say(format!("       {command}"));
-        }
-    }
 }

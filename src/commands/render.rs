@@ -25,7 +25,7 @@ pub fn run(session: &mut Session, args: RenderArgs) -> Result<()> {
         Some(path) => super::read_values(path)?,
         None => Default::default(),
     };
-    let plan = Plan::new(&repo.root);
+    let plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&Templates::new(), &plan)?;
     // One store for the builds and the contract: each file read once.
     let files = Arc::new(FileStore::new(&repo.root));
@@ -155,8 +155,8 @@ fn refuse_what_flux_refuses(
             .0
             .iter()
             .map(|s| match s {
-                crate::analysis::check::schema::Step::Key(k) => k.clone(),
-                crate::analysis::check::schema::Step::Index(i) => i.to_string(),
+                crate::analysis::locate::Step::Key(k) => k.clone(),
+                crate::analysis::locate::Step::Index(i) => i.to_string(),
             })
             .collect();
         let path: Vec<&str> = path.iter().map(String::as_str).collect();

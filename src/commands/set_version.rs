@@ -5,11 +5,11 @@ use crate::cli::SetVersionArgs;
 use crate::error::CellgenError;
 use crate::model::catalog::Catalog;
 use crate::model::cell::CellName;
+use crate::model::cells::cell_components;
 use crate::model::config::Config;
 use crate::model::repo::Repo;
 use crate::model::versions;
 use crate::ops::cilium_version;
-use crate::ops::components::cell_components;
 use crate::ports::templates::Templates;
 use crate::suggest;
 use crate::writer::plan::Plan;
@@ -17,7 +17,7 @@ use crate::writer::plan::Plan;
 pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     let templates = Templates::new();
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
     if args.component == cilium_version::NAME
         && !catalog.components.contains_key(cilium_version::NAME)

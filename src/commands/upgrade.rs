@@ -10,7 +10,7 @@ use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
     let repo = Repo::discover(&session.start)?;
-    let mut plan = Plan::new(&repo.root);
+    let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let report = upgrade::plan(&mut plan, &args.cells)?;
     // With nothing to write the report's own first line says so (not "Nothing to change." and
     // then "Upgraded").
@@ -120,7 +120,7 @@ fn print_report(
         .map(|(g, path, _)| {
             let record = match &g.cell {
                 Some(cell) => crate::model::state::record_path(cell).to_string(),
-                None => crate::model::state::REPOSITORY_RECORD.to_string(),
+                None => crate::model::names::REPOSITORY_RECORD.to_string(),
             };
             format!(
                 "  {path}: you deleted it, so it stays deleted (to get cellgen's back, delete its entry from {record} and run `cellgen upgrade` again)"

@@ -51,7 +51,10 @@ pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
             }
         }
     };
-    let catalog = Catalog::load(&Templates::new(), &Plan::new(&repo.root))?;
+    let catalog = Catalog::load(
+        &Templates::new(),
+        &Plan::new(&repo.root, crate::model::repo::read_by_flux),
+    )?;
     let mut cache = BuildCache::new(&repo.root, super::kustomize_mode(args.kustomize));
     let report = crate::analysis::verify::verify(
         &repo.root,

@@ -29,8 +29,7 @@ use crate::writer::plan::Plan;
 
 pub use rules::{HCL_KEYWORDS, is_dns_subdomain, is_policy_arn};
 
-pub const COMPONENTS_DIR: &str = "components";
-pub const SPEC_FILE: &str = "component.yaml";
+pub use crate::model::names::{COMPONENTS_DIR, SPEC_FILE};
 const EMBEDDED_PREFIX: &str = "components/";
 const GENERIC_TEMPLATE: &str = "component-generic/terraform.tf";
 

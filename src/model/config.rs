@@ -428,7 +428,7 @@ impl Config {
                     format!("layer `{}` is listed twice", layer.name),
                 ));
             }
-            if !is_relative_clean(&layer.path) {
+            if !crate::root::paths::is_clean_relative(&layer.path) {
                 return Err(fail(
                     &layer.path,
                     format!(
@@ -674,10 +674,4 @@ pub fn is_dns_label(s: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
-}
-
-/// A clean repository-relative path (see [`crate::root::paths::is_clean_relative`], the one
-/// check).
-pub fn is_relative_clean(p: &str) -> bool {
-    crate::root::paths::is_clean_relative(p)
 }

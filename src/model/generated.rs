@@ -152,7 +152,7 @@ mod tests {
     fn only_what_cellgen_generates() {
         let dir = tempfile::tempdir().unwrap();
         let root = camino::Utf8Path::from_path(dir.path()).unwrap();
-        let plan = Plan::new(root);
+        let plan = Plan::new(root, crate::model::repo::read_by_flux);
         let layers = vec!["apps".to_string(), "controllers".to_string()];
         let cell = Scope::Cell("eu-west-2-prod");
         let ok = |scope, path: &str| not_generated(&plan, &layers, scope, path).is_none();

@@ -55,7 +55,7 @@ mod tests {
             std::fs::create_dir(root.join(".cellgen")).unwrap();
             std::fs::write(root.join(GITIGNORE), text).unwrap();
         }
-        let mut plan = Plan::new(root);
+        let mut plan = Plan::new(root, crate::model::repo::read_by_flux);
         plan_gitignore(&mut plan).unwrap();
         plan.changed()
             .next()

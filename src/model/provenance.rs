@@ -5,7 +5,8 @@
 use camino::Utf8Path;
 
 use crate::error::CellgenError;
-use crate::model::state::{CellRecord, REPOSITORY_RECORD, load_at, load_repository, save_at};
+use crate::model::names::REPOSITORY_RECORD;
+use crate::model::state::{CellRecord, load_at, load_repository, save_at};
 use crate::writer::plan::Plan;
 
 /// The newest cellgen version `record` says wrote it or one of its files, when that is newer

@@ -198,6 +198,24 @@ fn by_components(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Whether Flux reads a repository-relative path: everything but the Terraform stacks,
+/// cellgen's own directory, CI files, files at the top and the `component.yaml` of repository
+/// components. The plan refuses a symbolic link on such a path (`Plan::new`).
+pub fn read_by_flux(rel: &Utf8Path) -> bool {
+    let parts: Vec<_> = rel.components().map(|c| c.as_str()).collect();
+    match parts.as_slice() {
+        [] | [_] => false,
+        [top, ..] if ["terraform", crate::model::names::CELLGEN_DIR, ".github"].contains(top) => {
+            false
+        }
+        [dir, _, file] => {
+            !(*dir == crate::model::names::COMPONENTS_DIR
+                && *file == crate::model::names::SPEC_FILE)
+        }
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::by_components;

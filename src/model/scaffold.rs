@@ -363,7 +363,7 @@ pub struct CellInputs {
 }
 
 /// The stack file that forgets a cell's `flux_bootstrap_git` ([`CellInputs::forget_flux_bootstrap`]).
-pub const FLUX_BOOTSTRAP_REMOVED: &str = "flux-bootstrap-removed.tf";
+pub use crate::model::names::FLUX_BOOTSTRAP_REMOVED;
 
 #[derive(Serialize)]
 struct LayerContext<'a> {

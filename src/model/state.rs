@@ -211,11 +211,8 @@ impl<'de> Deserialize<'de> for CellRecord {
 }
 
 pub fn record_path(cell: &str) -> Utf8PathBuf {
-    Utf8Path::new(".cellgen/cells").join(format!("{cell}.json"))
+    Utf8Path::new(crate::model::names::CELL_RECORDS_DIR).join(format!("{cell}.json"))
 }
-
-/// The record of the repository's own generated files.
-pub const REPOSITORY_RECORD: &str = ".cellgen/repository.json";
 
 pub fn sha256(text: &str) -> String {
     Sha256::digest(text.as_bytes())
@@ -226,7 +223,7 @@ pub fn sha256(text: &str) -> String {
 
 /// Whose record `path` is.
 fn scope_of(path: &Utf8Path) -> Option<Scope<'_>> {
-    if path == Utf8Path::new(REPOSITORY_RECORD) {
+    if path == Utf8Path::new(crate::model::names::REPOSITORY_RECORD) {
         return Some(Scope::Repository);
     }
     let cell = path
@@ -317,7 +314,7 @@ pub fn load_on_disk(plan: &Plan, cell: &str) -> Result<Option<CellRecord>, Cellg
 
 /// The repository's record, as the plan has it.
 pub fn load_repository(plan: &Plan) -> Result<Option<CellRecord>, CellgenError> {
-    load_at(plan, Utf8Path::new(REPOSITORY_RECORD))
+    load_at(plan, Utf8Path::new(crate::model::names::REPOSITORY_RECORD))
 }
 
 pub fn render(record: &CellRecord) -> String {
@@ -355,24 +352,24 @@ pub fn save(plan: &mut Plan, cell: &str, record: CellRecord) -> Result<(), Cellg
 
 /// Whether `path` is one of the files of `cell` (its Flux directory or its Terraform stack).
 pub fn in_cell(path: &Utf8Path, cell: &str) -> bool {
-    crate::model::config::is_relative_clean(path.as_str())
+    crate::root::paths::is_clean_relative(path.as_str())
         && (path.starts_with(cell_flux_dir(cell)) || path.starts_with(cell_terraform_dir(cell)))
 }
 
 /// Whether `path` can be one of the repository's own generated files: outside every cell, and
 /// neither cellgen.yaml (edited in place, never regenerated) nor `.cellgen/`.
 pub fn in_repository(path: &Utf8Path) -> bool {
-    crate::model::config::is_relative_clean(path.as_str())
+    crate::root::paths::is_clean_relative(path.as_str())
         && !path.starts_with(crate::model::repo::CELLS_DIR)
         && !path.starts_with(crate::model::repo::TERRAFORM_CELLS_DIR)
-        && !path.starts_with(".cellgen")
+        && !path.starts_with(crate::model::names::CELLGEN_DIR)
         && path != Utf8Path::new(crate::model::config::CONFIG_FILE)
 }
 
 /// `track_edits` for every cell (a schema change edits all cells' ConfigMaps), then for the
 /// repository's own generated files.
 pub fn track_all_edits(plan: &mut Plan, current: &str) -> Result<(), CellgenError> {
-    for cell in crate::ops::components::all_cells(plan, current)? {
+    for cell in crate::model::cells::all_cells(plan, current)? {
         track_edits(plan, &cell)?;
     }
     track_repository(plan)
@@ -436,8 +433,8 @@ pub fn track_edits(plan: &mut Plan, cell: &str) -> Result<(), CellgenError> {
     let files = tracked(plan, record.files.clone(), &before, changed)?;
     let mut inputs = record.inputs.clone();
     if let Some(inputs) = &mut inputs
-        && let Ok((config, _)) = crate::ops::components::planned_config(plan)
-        && let Ok(now) = crate::ops::components::cell_components(plan, &config, cell)
+        && let Ok((config, _)) = crate::model::cells::planned_config(plan)
+        && let Ok(now) = crate::model::cells::cell_components(plan, &config, cell)
     {
         inputs.components = now.into_iter().collect();
     }
@@ -453,7 +450,7 @@ pub fn track_edits(plan: &mut Plan, cell: &str) -> Result<(), CellgenError> {
 /// scaffold and the shared components a command writes, creates or deletes. Like a cell's, the
 /// record is started with the repository (or by `upgrade`), not by a later command.
 pub fn track_repository(plan: &mut Plan) -> Result<(), CellgenError> {
-    let path = Utf8Path::new(REPOSITORY_RECORD);
+    let path = Utf8Path::new(crate::model::names::REPOSITORY_RECORD);
     let record = load_at(plan, path)?;
     let new_repository = plan.original(crate::model::config::CONFIG_FILE) == Some(None);
     if record.is_none() && !new_repository {

@@ -3,21 +3,20 @@
 //! until the whole change has been built.
 
 use camino::{Utf8Component as PathPart, Utf8Path, Utf8PathBuf};
-use std::collections::BTreeSet;
 
 use crate::error::CellgenError;
 use crate::model::catalog::{COMPONENTS_DIR, Catalog, Component, Origin};
 use crate::model::cell::CellName;
-use crate::model::config::{CONFIG_FILE, Config, KeySpec};
+use crate::model::cells::{all_cells, cell_components, planned_config};
+use crate::model::config::{Config, KeySpec};
 use crate::model::contract;
-use crate::model::repo::{CELLS_DIR, cell_flux_dir, cell_terraform_dir, list_dirs};
+use crate::model::names::METADATA_FILE;
+use crate::model::repo::{cell_flux_dir, cell_terraform_dir};
 use crate::ports::edit::{hcl, yaml};
 use crate::ports::templates::Templates;
 use crate::writer::plan::Plan;
 
 pub mod files;
-
-pub const METADATA_FILE: &str = "cell-metadata.tf";
 
 /// What an add or remove did, for the command to report.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -30,17 +29,6 @@ pub struct Outcome {
     pub schema: Option<(u32, u32)>,
 }
 
-/// Loads cellgen.yaml as the plan currently has it.
-pub fn planned_config(plan: &Plan) -> Result<(Config, String), CellgenError> {
-    let text = plan
-        .read(CONFIG_FILE)?
-        .ok_or_else(|| CellgenError::NotARepository {
-            start: plan.root().to_path_buf(),
-        })?;
-    let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
-    Ok((config, text))
-}
-
 /// `spec.components` entry for a component layer, relative to the layer's `spec.path`.
 pub fn component_ref(layer_path: &str, component: &str, layer: &str) -> String {
     let depth = Utf8Path::new(layer_path.trim_start_matches("./"))
@@ -51,60 +39,6 @@ pub fn component_ref(layer_path: &str, component: &str, layer: &str) -> String {
         "{}{COMPONENTS_DIR}/{component}/{layer}",
         "../".repeat(depth)
     )
-}
-
-/// Resolves a `spec.components` entry to a repository-relative path (None if it leaves the repo).
-pub fn resolve_ref(layer_path: &str, reference: &str) -> Option<Utf8PathBuf> {
-    let mut parts: Vec<String> = Vec::new();
-    for part in Utf8Path::new(layer_path.trim_start_matches("./"))
-        .join(reference)
-        .components()
-    {
-        match part {
-            PathPart::Normal(p) => parts.push(p.to_owned()),
-            PathPart::ParentDir => {
-                parts.pop()?;
-            }
-            PathPart::CurDir => {}
-            _ => return None,
-        }
-    }
-    Some(parts.iter().collect())
-}
-
-/// Components a cell runs, read from its layer files' `spec.components`.
-pub fn cell_components(
-    plan: &Plan,
-    config: &Config,
-    cell: &str,
-) -> Result<BTreeSet<String>, CellgenError> {
-    let mut names = BTreeSet::new();
-    for layer in &config.layers {
-        let path = cell_flux_dir(cell).join(format!("{}.yaml", layer.name));
-        let Some(text) = plan.read(&path)? else {
-            continue;
-        };
-        crate::ports::yaml::depth::check_file(&text, &path)?;
-        for reference in yaml::flux_components(&text).map_err(|e| invalid(&path, e))? {
-            if let Some(resolved) = resolve_ref(&layer.path, &reference)
-                && let Ok(rest) = resolved.strip_prefix(COMPONENTS_DIR)
-                && let Some(PathPart::Normal(name)) = rest.components().next()
-            {
-                names.insert(name.to_owned());
-            }
-        }
-    }
-    Ok(names)
-}
-
-/// Every cell of the repository, including one that exists only in the plan.
-pub fn all_cells(plan: &Plan, extra: &str) -> Result<Vec<String>, CellgenError> {
-    let mut cells = list_dirs(&plan.root().join(CELLS_DIR))?;
-    if !extra.is_empty() && !cells.iter().any(|c| c == extra) {
-        cells.push(extra.to_string());
-        cells.sort();
-    }
-    Ok(cells)
 }
 
 fn invalid(path: &Utf8Path, e: impl std::fmt::Display) -> CellgenError {
@@ -499,6 +433,7 @@ fn validate_component(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cells::resolve_ref;
 
     #[test]
     fn refs_are_relative_to_the_layer_path() {

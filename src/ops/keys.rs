@@ -7,12 +7,13 @@ use camino::{Utf8Path, Utf8PathBuf};
 use crate::error::CellgenError;
 use crate::model::catalog::{COMPONENTS_DIR, Catalog, HCL_KEYWORDS, Origin, SPEC_FILE};
 use crate::model::cell::CellName;
+use crate::model::cells::{all_cells, planned_config};
 use crate::model::config::{CONFIG_FILE, Config, KeySpec, SCHEMA_KEY, line_of};
 use crate::model::contract::{
     change_number, edit_contract, refs, renumber_cell, undoes_last_change,
 };
+use crate::model::names::METADATA_FILE;
 use crate::model::repo::cell_terraform_dir;
-use crate::ops::components::{METADATA_FILE, all_cells, planned_config};
 use crate::ports::edit::hcl::{self, syntax};
 use crate::ports::edit::yaml::{self, Field};
 use crate::ports::templates::Templates;

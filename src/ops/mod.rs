@@ -1,6 +1,6 @@
-//! Layer 6, operations: the changes commands make to a repository, each built on a plan
-//! (new and regenerate, components, keys, upgrade, remove-cell). They may use analyses; they
-//! never prompt or print.
+//! Layer 7 (CONTRIBUTING.md), operations: the changes commands make to a repository, each built
+//! on a plan (new and regenerate, components, keys, upgrade, remove-cell). Apart from the
+//! analyses: what both need is in the model or the analysis library. They never prompt or print.
 
 pub mod cilium_version;
 pub mod components;

@@ -11,11 +11,13 @@ use std::collections::BTreeSet;
 use crate::error::CellgenError;
 use crate::model::catalog::{Catalog, Component};
 use crate::model::cell::CellName;
+use crate::model::cells::{cell_components, planned_config};
 use crate::model::config::Config;
 use crate::model::contract;
+use crate::model::names::FLUX_SYSTEM;
 use crate::model::repo::{cell_flux_dir, cell_terraform_dir, list_dirs};
 use crate::model::state;
-use crate::ops::components::{self, cell_components, planned_config};
+use crate::ops::components;
 use crate::ports::edit::yaml::{self, Field};
 use crate::ports::shell;
 use crate::ports::templates::Templates;
@@ -88,7 +90,7 @@ fn files_under(
 /// on a layer when it goes (apps, then configs, then controllers for cellgen's layers).
 pub fn cell_layers(plan: &Plan, config: &Config, cell: &str) -> Result<Vec<Layer>, CellgenError> {
     let mut layers: Vec<Layer> = Vec::new();
-    for file in files_under(plan.root(), &cell_flux_dir(cell), &["flux-system"])? {
+    for file in files_under(plan.root(), &cell_flux_dir(cell), &[FLUX_SYSTEM])? {
         let Ok(Some(text)) = plan.read(&file) else {
             continue;
         };
@@ -113,7 +115,7 @@ pub fn cell_layers(plan: &Plan, config: &Config, cell: &str) -> Result<Vec<Layer
                 .unwrap_or_default();
             layers.push(Layer {
                 name: s(meta, "name").unwrap_or_default(),
-                namespace: s(meta, "namespace").unwrap_or_else(|| "flux-system".into()),
+                namespace: s(meta, "namespace").unwrap_or_else(|| FLUX_SYSTEM.into()),
                 timeout: s(&spec, "timeout"),
                 depends_on,
             });
@@ -127,7 +129,7 @@ pub fn cell_layers(plan: &Plan, config: &Config, cell: &str) -> Result<Vec<Layer
             .iter()
             .map(|l| Layer {
                 name: l.name.clone(),
-                namespace: "flux-system".into(),
+                namespace: FLUX_SYSTEM.into(),
                 timeout: None,
                 depends_on: l.depends_on.clone(),
             })
@@ -205,7 +207,7 @@ pub fn remove_cell(
         state::plain_record(plan, &record)?;
         plan.delete(record)?;
     }
-    let remaining: Vec<String> = components::all_cells(plan, "")?
+    let remaining: Vec<String> = crate::model::cells::all_cells(plan, "")?
         .into_iter()
         .filter(|c| c != cell)
         .collect();
@@ -426,7 +428,7 @@ pub fn cell_steps(config: &Config, cell: &CellName, layers: &[Layer]) -> Vec<Ste
         },
         Step {
             title: "Keep Flux from applying the layers again from Git".into(),
-            commands: vec![suspend("flux-system", "flux-system", true)],
+            commands: vec![suspend(FLUX_SYSTEM, FLUX_SYSTEM, true)],
         },
     ];
     let delete = |l: &Layer| {
@@ -523,7 +525,7 @@ pub fn component_steps(component: &Component, cell: &str, layers: &[String]) -> 
             ),
             commands: ordered
                 .iter()
-                .map(|l| suspend(l, "flux-system", true))
+                .map(|l| suspend(l, FLUX_SYSTEM, true))
                 .collect(),
         },
         Step {
@@ -538,7 +540,7 @@ pub fn component_steps(component: &Component, cell: &str, layers: &[String]) -> 
             commands: ordered
                 .iter()
                 .rev()
-                .map(|l| suspend(l, "flux-system", false))
+                .map(|l| suspend(l, FLUX_SYSTEM, false))
                 .collect(),
         },
         Step {
@@ -565,7 +567,7 @@ mod tests {
         assert_eq!(go_duration_seconds("1d"), None);
         let layer = |t: Option<&str>| Layer {
             name: "x".into(),
-            namespace: "flux-system".into(),
+            namespace: FLUX_SYSTEM.into(),
             timeout: t.map(str::to_string),
             depends_on: Vec::new(),
         };

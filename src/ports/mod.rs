@@ -1,4 +1,4 @@
-//! Layer 1, ports: other tools' semantics reproduced faithfully (kustomize, Flux's envsubst,
+//! Layer 2 (CONTRIBUTING.md), ports: other tools' semantics reproduced faithfully (kustomize, Flux's envsubst,
 //! go-yaml) and format-level editors (YAML, HCL, lists, three-way merge). Nothing here knows of
 //! cells, `cellgen.yaml` or the file system: a port that reads files does it through a trait it
 //! defines, which the file layer implements.

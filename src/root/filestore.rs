@@ -19,7 +19,7 @@ use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub use crate::root::source::Kind;
+pub use crate::root::paths::Kind;
 
 /// A file's contents, shared by every reader.
 pub type Bytes = Arc<Vec<u8>>;

@@ -1,4 +1,4 @@
-//! Layer 2, file access: every read and write of a repository file, confined to its root, and
+//! Layer 3 (CONTRIBUTING.md), file access: every read and write of a repository file, confined to its root, and
 //! the Git tree `diff --base` reads; UTF-8 paths. Nothing here knows of cells.
 
 pub mod disk;

@@ -6,6 +6,9 @@
 //! ([`entry_name`]) and the target of a symbolic link (`fsguard`). Each refusal is an error
 //! naming the path (the parent directory, for a listed name) and what to do; the name that is
 //! not UTF-8 is shown with U+FFFD there, the only place cellgen shows a path lossily.
+//!
+//! Also what a path is ([`Kind`]). Nothing here touches the file system, so the ports may use it:
+//! CONTRIBUTING.md places this file in the base layer.
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -77,6 +80,32 @@ pub fn is_clean_relative(rest: &str) -> bool {
         }
         !matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..])
     })
+}
+
+/// What a path is, before Flux's artifact rules are applied (see `Fs::entry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Link,
+    /// A device, socket, submodule...: not in Flux's artifact.
+    Other,
+    Missing,
+}
+
+impl Kind {
+    /// What a directory entry or `lstat` says a path is (never `Missing`).
+    pub fn of(t: std::fs::FileType) -> Kind {
+        if t.is_symlink() {
+            Kind::Link
+        } else if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
 }
 
 #[cfg(test)]

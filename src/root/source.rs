@@ -19,31 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::root::filestore::FileStore;
 
-/// What a path is, before Flux's artifact rules are applied (see `Fs::entry`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    File,
-    Dir,
-    Link,
-    /// A device, socket, submodule...: not in Flux's artifact.
-    Other,
-    Missing,
-}
-
-impl Kind {
-    /// What a directory entry or `lstat` says a path is (never `Missing`).
-    pub fn of(t: std::fs::FileType) -> Kind {
-        if t.is_symlink() {
-            Kind::Link
-        } else if t.is_dir() {
-            Kind::Dir
-        } else if t.is_file() {
-            Kind::File
-        } else {
-            Kind::Other
-        }
-    }
-}
+pub use crate::root::paths::Kind;
 
 /// The files of one commit: listed in memory, read on demand.
 #[derive(Debug, Default)]

@@ -39,12 +39,17 @@ pub struct Plan {
     root: Root,
     /// Repository-relative, UTF-8: what the report, the diff and the records name.
     changes: BTreeMap<Utf8PathBuf, FileChange>,
+    /// Which paths Flux reads, so must not go through a symbolic link.
+    read_by_flux: fn(&Utf8Path) -> bool,
 }
 
 impl Plan {
-    pub fn new(root: impl Into<Utf8PathBuf>) -> Plan {
+    /// A plan for the repository at `root`; `read_by_flux` tells which repository-relative
+    /// paths Flux reads (the writer knows no repository layout).
+    pub fn new(root: impl Into<Utf8PathBuf>, read_by_flux: fn(&Utf8Path) -> bool) -> Plan {
         Plan {
             root: Root::new(root),
+            read_by_flux,
             changes: BTreeMap::new(),
         }
     }
@@ -68,22 +73,12 @@ impl Plan {
         Ok(self.root.read(rel.as_ref())?.map(|t| t.text))
     }
 
-    /// What Flux reads (everything but the Terraform stacks, cellgen's own `.cellgen/`, CI
-    /// files, files at the top and the `component.yaml` of repository components) may not go
-    /// through a symbolic link, even one that stays inside: source-controller leaves links out
-    /// of its artifact, so Flux would not see it. (A component directory that is a link is the
-    /// build's error to report.)
+    /// What Flux reads (the caller's `read_by_flux` says which paths) may not go through a
+    /// symbolic link, even one that stays inside: source-controller leaves links out of its
+    /// artifact, so Flux would not see it. (A component directory that is a link is the build's
+    /// error to report.)
     fn flux_guard(&self, rel: &Utf8Path) -> Result<(), CellgenError> {
-        let parts: Vec<_> = rel.components().map(|c| c.as_str()).collect();
-        let read_by_flux = match parts.as_slice() {
-            [] | [_] => false,
-            [top, ..] if ["terraform", ".cellgen", ".github"].contains(top) => false,
-            [dir, _, file] => {
-                !(*dir == crate::model::catalog::COMPONENTS_DIR
-                    && *file == crate::model::catalog::SPEC_FILE)
-            }
-            _ => true,
-        };
+        let read_by_flux = (self.read_by_flux)(rel);
         if !read_by_flux {
             return Ok(());
         }
@@ -318,7 +313,7 @@ mod tests {
             "x",
         )
         .unwrap();
-        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap());
+        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap(), |_| true);
         plan.write("keep.txt", "new").unwrap();
         plan.write("a/b/c.txt", "c").unwrap();
         plan.write("blocker/d.txt", "d").unwrap();
@@ -336,7 +331,7 @@ mod tests {
     #[test]
     fn apply_needs_the_write_lock() {
         let dir = tempfile::tempdir().unwrap();
-        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap());
+        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap(), |_| true);
         plan.write("a.txt", "a").unwrap();
         let err = plan.apply().unwrap_err().to_string();
         assert!(err.contains("without the repository's write lock"), "{err}");
@@ -364,7 +359,7 @@ mod tests {
         let path = Utf8Path::from_path(dir.path()).unwrap().join("secret.tf");
         fs::write(&path, "a = 1\r\nb = 2\r\n").unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap());
+        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap(), |_| true);
         let text = plan.read("secret.tf").unwrap().unwrap();
         assert_eq!(text, "a = 1\nb = 2\n");
         plan.write("secret.tf", format!("{text}c = 3\n")).unwrap();
@@ -388,7 +383,7 @@ mod tests {
             "same\n",
         )
         .unwrap();
-        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap());
+        let mut plan = Plan::new(Utf8Path::from_path(dir.path()).unwrap(), |_| true);
         plan.write("same.txt", "same\n").unwrap();
         plan.write("new.txt", "hello\n").unwrap();
         let diff = plan.diff();

@@ -98,17 +98,3 @@ impl Drop for Deferred {
         }
     }
 }
-
-/// SIGINT, SIGTERM, ... for messages.
-pub fn name(signal: i32) -> String {
-    #[cfg(unix)]
-    {
-        match signal {
-            libc::SIGINT => return "SIGINT".into(),
-            libc::SIGTERM => return "SIGTERM".into(),
-            libc::SIGHUP => return "SIGHUP".into(),
-            _ => {}
-        }
-    }
-    format!("signal {signal}")
-}

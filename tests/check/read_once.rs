@@ -19,7 +19,11 @@ fn check_opens_each_file_once() {
     let dir = repo();
     let root = Utf8Path::from_path(dir.path()).unwrap();
     let repo = Repo::discover(root).unwrap();
-    let catalog = Catalog::load(&Templates::new(), &Plan::new(&repo.root)).unwrap();
+    let catalog = Catalog::load(
+        &Templates::new(),
+        &Plan::new(&repo.root, cellgen::model::repo::read_by_flux),
+    )
+    .unwrap();
     let options = CheckOptions {
         cells: Vec::new(),
         overrides: Default::default(),

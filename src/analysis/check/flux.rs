@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::METADATA_CONFIGMAP;
-use super::schema::{Schemas, Step};
+use super::schema::Schemas;
 use crate::analysis::findings::Finding;
 use crate::analysis::layer_check::{object_name, steps};
 use crate::analysis::locate::SourceFiles;
+use crate::analysis::locate::Step;
 use crate::analysis::render::{BOOTSTRAP, RenderedCell, str_at, value_at};
+use crate::model::names::METADATA_CONFIGMAP;
 use crate::ports::kustomize::Resource;
 pub use namespaces::{BUILT_IN_NAMESPACES, namespaced};
 

@@ -26,9 +26,10 @@ pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &
     for dir in &dirs {
         walk(files, dir, &mut shared, findings);
     }
-    if let Ok(Some(record)) =
-        crate::model::state::load_repository(&crate::writer::plan::Plan::new(root))
-    {
+    if let Ok(Some(record)) = crate::model::state::load_repository(&crate::writer::plan::Plan::new(
+        root,
+        crate::model::repo::read_by_flux,
+    )) {
         shared.extend(record.files.keys().map(Utf8PathBuf::from));
     }
     shared.sort();

@@ -17,17 +17,14 @@ use crate::analysis::render::{BuildCache, load_cell, render_layers};
 use crate::analysis::{contract, layer_check as layer, locate};
 use crate::error::CellgenError;
 use crate::model::catalog::Catalog;
+use crate::model::cells::cell_components;
 use crate::model::config::{CONFIG_FILE, line_of};
 use crate::model::repo::Repo;
-use crate::ops::components::cell_components;
 use crate::ports::kustomize::Mode;
 use crate::root::filestore::FileStore;
 use crate::root::source::Source;
 use crate::suggest;
 use crate::writer::plan::Plan;
-
-/// Name of the ConfigMap Terraform writes and every layer substitutes from.
-pub const METADATA_CONFIGMAP: &str = "cell-metadata";
 
 pub struct CheckOptions {
     /// Cells to check; empty means all.
@@ -233,11 +230,15 @@ fn check_cells(
 /// nothing applies them; they only mislead (and cellgen did not write them, so it leaves them).
 fn leftover_bootstrap(files: &FileStore, cell: &str, findings: &mut Vec<Finding>) {
     let dir = crate::model::repo::cell_flux_dir(cell);
-    if files.list(&dir).names().any(|n| n == "flux-system") {
+    if files
+        .list(&dir)
+        .names()
+        .any(|n| n == crate::model::names::FLUX_SYSTEM)
+    {
         findings.push(
             Finding::warning(
                 "leftover-bootstrap",
-                dir.join("flux-system"),
+                dir.join(crate::model::names::FLUX_SYSTEM),
                 None,
                 format!(
                     "{dir}/flux-system/ holds the Flux manifests flux_bootstrap_git committed (cellgen 0.2.0); the Flux Operator installs Flux now (terraform/cells/{cell}/flux.tf) and nothing applies this directory: delete it once the cell's stack is applied"
@@ -268,7 +269,7 @@ fn check_cell(
         Ok(loaded) => loaded,
         Err(e) => {
             // The contract is still checked, with the components its layer files name.
-            let plan = Plan::new(&repo.root);
+            let plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
             let components = cell_components(&plan, &repo.config, cell).unwrap_or_default();
             contract::check_cell(
                 files,

@@ -7,7 +7,8 @@
 use std::collections::HashSet;
 
 use crate::analysis::findings::Finding;
-use crate::model::cidr::{self, CellCidr};
+use crate::model::cell_cidr::CellCidr;
+use crate::model::cidr;
 use crate::model::config::{CONFIG_FILE, NetworkSettings, line_of};
 
 /// Findings for the `checked` cells, compared with every cell of the repository (`all`), read
@@ -20,7 +21,7 @@ pub fn check(
     findings: &mut Vec<Finding>,
 ) {
     unknown_acknowledged(files, network, all, findings);
-    let recorded = cidr::recorded_in(files, all);
+    let recorded = crate::model::cell_cidr::recorded_in(files, all);
     let checked: HashSet<&str> = checked.iter().map(String::as_str).collect();
     let blocks: Vec<_> = recorded.iter().map(|r| r.cidr.clone().ok()).collect();
     let overlapping = cidr::overlapping(&blocks);

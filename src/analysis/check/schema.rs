@@ -12,13 +12,13 @@ mod tests;
 mod values;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 use serde_json::Value;
 
 use super::cel;
+use crate::analysis::locate::{FieldPath, Step};
 pub use meta::is_dns1123;
 use meta::metadata;
 use values::{check, required, unknown};
@@ -64,41 +64,6 @@ const KEYWORDS: &[&str] = &[
     "x-kubernetes-validations",
     "x-kubernetes-map-type",
 ];
-
-/// One step of a path into an object.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Step {
-    Key(String),
-    Index(usize),
-}
-
-/// A field path, shown the way the API server does (`spec.chart.spec.version`, `dependsOn[0]`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct FieldPath(pub Vec<Step>);
-
-impl fmt::Display for FieldPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            return f.write_str("<root>");
-        }
-        for (i, step) in self.0.iter().enumerate() {
-            match step {
-                Step::Key(k) if i == 0 => write!(f, "{k}")?,
-                Step::Key(k) => write!(f, ".{k}")?,
-                Step::Index(n) => write!(f, "[{n}]")?,
-            }
-        }
-        Ok(())
-    }
-}
-
-impl FieldPath {
-    fn with(&self, step: Step) -> FieldPath {
-        let mut p = self.clone();
-        p.0.push(step);
-        p
-    }
-}
 
 /// Something the API server would refuse.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@ pub const KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 /// Name and namespace of the GitRepository and Kustomization that sync a cell: the FluxInstance
 /// names them after its namespace (flux-operator `internal/builder/templates.go`), as `flux
 /// bootstrap` did.
-pub const BOOTSTRAP: &str = "flux-system";
+pub const BOOTSTRAP: &str = crate::model::names::FLUX_SYSTEM;
 
 /// A Flux Kustomization of a cell.
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ pub struct SubstituteRef {
 impl SubstituteRef {
     /// Whether this is the `cell-metadata` ConfigMap Terraform writes.
     pub fn is_cell_metadata(&self) -> bool {
-        self.kind == "ConfigMap" && self.name == crate::analysis::check::METADATA_CONFIGMAP
+        self.kind == "ConfigMap" && self.name == crate::model::names::METADATA_CONFIGMAP
     }
 }
 

@@ -39,7 +39,7 @@ pub(super) struct Content {
     /// Its top-level `module` blocks with a local source: (name, source), in order.
     calls: OnceLock<Vec<(String, String)>>,
     /// Its declarations, indexed on first look-up (`taint`).
-    pub(super) decls: OnceLock<super::taint::Decls>,
+    pub(super) decls: OnceLock<super::decls::Decls>,
     /// The command's caches its body is parsed through (weak: the caches hold contents).
     caches: Weak<HclCaches>,
 }

@@ -22,6 +22,7 @@ use hcl_edit::expr::{Expression, ForExpr, ObjectKey, TraversalOperator};
 use hcl_edit::structure::{Attribute, Block, Body};
 use hcl_edit::visit::{Visit, visit_expr};
 
+use super::decls::Decls;
 use super::sensitive::{Kind, lookup};
 use super::stack::{Dir, File, World};
 use super::{attribute_names_secret, secret_literal};
@@ -63,66 +64,6 @@ fn trace_loaded(files: &FileStore, stack: &Utf8Path, share: bool) -> BTreeMap<St
 // ---------------------------------------------------------------------------------------------
 
 type Decl<'w, T> = (&'w File, &'w T);
-
-/// The declarations of one file's text, the first of each name winning: positions in its body
-/// (block `i` is `body.get(i)`, a local `(i, j)` attribute `j` of block `i`), so one index
-/// serves every file of that text, whatever the cell ([`super::stack::Content`]).
-#[derive(Default)]
-pub(super) struct Decls {
-    vars: foldhash::HashMap<String, usize>,
-    locals: foldhash::HashMap<String, (usize, usize)>,
-    /// By name: (kind, type, position), the first of each (kind, type, name).
-    blocks: foldhash::HashMap<String, Vec<(Kind, String, usize)>>,
-    modules: foldhash::HashMap<String, usize>,
-    outputs: foldhash::HashMap<String, usize>,
-}
-
-impl Decls {
-    fn of(body: Option<&Body>) -> Decls {
-        let mut index = Decls::default();
-        let Some(body) = body else {
-            return index;
-        };
-        let first = |map: &mut foldhash::HashMap<String, usize>, name: &str, i: usize| {
-            if !map.contains_key(name) {
-                map.insert(name.to_string(), i);
-            }
-        };
-        for (i, structure) in body.iter().enumerate() {
-            let Some(block) = structure.as_block() else {
-                continue;
-            };
-            let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
-            match (block.ident.as_str(), labels.as_slice()) {
-                ("variable", [name]) => first(&mut index.vars, name, i),
-                ("output", [name]) => first(&mut index.outputs, name, i),
-                ("module", [name]) => first(&mut index.modules, name, i),
-                ("resource" | "data", [ty, name]) => {
-                    let kind = if block.ident.as_str() == "data" {
-                        Kind::Data
-                    } else {
-                        Kind::Resource
-                    };
-                    let same = index.blocks.entry(name.to_string()).or_default();
-                    if !same.iter().any(|(k, t, _)| *k == kind && t == ty) {
-                        same.push((kind, ty.to_string(), i));
-                    }
-                }
-                ("locals", []) => {
-                    for (j, attr) in block.body.iter().enumerate() {
-                        if let Some(attr) = attr.as_attribute()
-                            && !index.locals.contains_key(attr.key.as_str())
-                        {
-                            index.locals.insert(attr.key.as_str().to_string(), (i, j));
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        index
-    }
-}
 
 /// Block `i` of a file's body.
 fn block_at(file: &File, i: usize) -> Option<Decl<'_, Block>> {

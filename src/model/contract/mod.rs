@@ -17,9 +17,10 @@ pub mod refs;
 use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::error::CellgenError;
+use crate::model::cells::planned_config;
 use crate::model::config::{CONFIG_FILE, Config, FIRST_SCHEMA, SCHEMA_KEY};
+use crate::model::names::METADATA_FILE;
 use crate::model::repo::cell_terraform_dir;
-use crate::ops::components::{METADATA_FILE, planned_config};
 use crate::ports::edit::{hcl, yaml};
 use crate::writer::plan::Plan;
 

@@ -68,7 +68,7 @@ fn layer_path(text: &str) -> Option<Utf8PathBuf> {
     }
     let path = value.get("spec")?.get("path")?.as_str()?;
     let path = path.trim_start_matches("./");
-    crate::model::config::is_relative_clean(path).then(|| Utf8PathBuf::from(path))
+    crate::root::paths::is_clean_relative(path).then(|| Utf8PathBuf::from(path))
 }
 
 /// Regular files under `dir` (repository-relative), recursively when `deep`; symbolic links to
@@ -79,7 +79,7 @@ fn files_under(
     deep: bool,
 ) -> Result<Vec<Utf8PathBuf>, CellgenError> {
     crate::model::repo::files_under(root, dir, deep, &|name, _| {
-        name.starts_with('.') || name == "flux-system"
+        name.starts_with('.') || name == crate::model::names::FLUX_SYSTEM
     })
 }
 

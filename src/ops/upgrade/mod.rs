@@ -96,7 +96,7 @@ pub fn label() -> String {
 /// Plans the upgrade of the cells `selection` names (all when empty) and of the repository.
 pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenError> {
     let templates = Templates::new();
-    let all = components::all_cells(plan, "")?;
+    let all = crate::model::cells::all_cells(plan, "")?;
     let mut selected: Vec<String> = Vec::new();
     for name in selection {
         if !all.contains(name) {
@@ -117,7 +117,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     refuse_newer(plan, &all)?;
 
     // What each cell runs, as its files (or, where they cannot tell, its record) say.
-    let (before, _) = components::planned_config(plan)?;
+    let (before, _) = crate::model::cells::planned_config(plan)?;
     let catalog = Catalog::load(&templates, plan)?;
     let mut running: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for cell in &all {
@@ -129,7 +129,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     let (added, mut notices) = settings::upgrade(plan, &templates, &all, &running)?;
     crate::model::schema::plan_all(plan)?;
     crate::model::ignore::plan_gitignore(plan)?;
-    let (config, _) = components::planned_config(plan)?;
+    let (config, _) = crate::model::cells::planned_config(plan)?;
 
     // The selected cells as this cellgen generates them, with the components they run.
     let mut desired = plan.clone();
@@ -156,7 +156,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
         }
     }
     notices.extend(overlapping_blocks(plan.root(), &all, &inputs));
-    let (after, _) = components::planned_config(&desired)?;
+    let (after, _) = crate::model::cells::planned_config(&desired)?;
 
     let label = label();
     let mut report = Report {
@@ -167,7 +167,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     let mut cell_plans: Vec<(String, Vec<Decision>, Inputs)> = Vec::new();
     let mut requests: Vec<Request> = Vec::new();
     for (cell, (name, cell_inputs)) in &inputs {
-        let now: Vec<String> = components::cell_components(&desired, &after, cell)?
+        let now: Vec<String> = crate::model::cells::cell_components(&desired, &after, cell)?
             .into_iter()
             .collect();
         let gained: Vec<&String> = now.iter().filter(|c| !running[cell].contains(c)).collect();
@@ -262,7 +262,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
     if repo_files != previous.files {
         state::save_at(
             plan,
-            Utf8Path::new(state::REPOSITORY_RECORD),
+            Utf8Path::new(crate::model::names::REPOSITORY_RECORD),
             CellRecord {
                 files: repo_files,
                 legacy: false,
@@ -346,7 +346,7 @@ pub fn plan(plan: &mut Plan, selection: &[String]) -> Result<Report, CellgenErro
 
 /// Stops when a record says a cellgen newer than this one wrote the repository or a cell.
 fn refuse_newer(plan: &Plan, cells: &[String]) -> Result<(), CellgenError> {
-    let repository = Utf8PathBuf::from(state::REPOSITORY_RECORD);
+    let repository = Utf8PathBuf::from(crate::model::names::REPOSITORY_RECORD);
     let records = std::iter::once(repository).chain(cells.iter().map(|c| state::record_path(c)));
     for path in records {
         if let Some(record) = state::load_at(plan, &path)?
@@ -391,7 +391,7 @@ fn cell_components(
 /// Kubernetes version or a VPC block.
 fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
     let recorded = state::load(plan, cell)?.and_then(|r| r.inputs);
-    let known = regenerate::existing_inputs(plan, cell)?;
+    let known = crate::model::inputs::existing_inputs(plan, cell)?;
     let tfvars = cell_terraform_dir(cell).join("terraform.tfvars");
     let kubernetes_version = known
         .kubernetes_version
@@ -406,7 +406,7 @@ fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
         .egress_gateway
         .or_else(|| recorded.as_ref().map(|r| r.egress_gateway))
         .unwrap_or(false);
-    let vpc_cidr = match cidr::recorded_for(plan.root(), cell) {
+    let vpc_cidr = match crate::model::cell_cidr::recorded_for(plan.root(), cell) {
         Some(found) => match found.cidr {
             Ok(block) => block.to_string(),
             Err(problem) => match &recorded {
@@ -458,7 +458,10 @@ fn overlapping_blocks(
         .filter_map(|cell| {
             let text = match inputs.get(cell) {
                 Some((_, i)) => i.vpc_cidr.clone(),
-                None => cidr::recorded_for(root, cell)?.cidr.ok()?.to_string(),
+                None => crate::model::cell_cidr::recorded_for(root, cell)?
+                    .cidr
+                    .ok()?
+                    .to_string(),
             };
             Some((cell.clone(), cidr::Cidr::parse(&text).ok()?))
         })

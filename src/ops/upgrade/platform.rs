@@ -46,7 +46,7 @@ pub fn values(
         // Every Kubernetes version a cell of the environment runs, and the default for new cells.
         let mut versions: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for cell in running.keys() {
-            let inputs = crate::ops::regenerate::existing_inputs(plan, cell)?;
+            let inputs = crate::model::inputs::existing_inputs(plan, cell)?;
             if let Some(version) = inputs.kubernetes_version {
                 versions
                     .entry(environment_of(cell))

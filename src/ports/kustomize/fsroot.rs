@@ -19,7 +19,8 @@ use super::BuildError;
 use super::caches::Caches;
 use super::load::KUSTOMIZATION_FILES;
 use super::sourceignore::{self, Matcher, Origin, Pattern};
-use crate::root::source::{Kind, Recorder, Source};
+use crate::root::paths::Kind;
+use crate::root::source::{Recorder, Source};
 
 /// What a path is, as Flux's artifact has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -345,6 +346,23 @@ impl Fs {
                 path: self.rel(abs),
                 source,
             })
+    }
+
+    /// Reads a file `entry` of `file` resolved to `abs`, naming the reference when it is
+    /// missing or goes through a link.
+    pub fn read_listed(
+        &self,
+        abs: &Utf8Path,
+        file: &Utf8Path,
+        entry: &str,
+    ) -> Result<String, BuildError> {
+        match self.entry(abs, file, entry)? {
+            Entry::File => self.read_text(abs),
+            Entry::Dir | Entry::Missing => Err(BuildError::MissingResource {
+                file: file.to_path_buf(),
+                entry: entry.to_string(),
+            }),
+        }
     }
 
     /// A text file kustomize parses: UTF-8 (a leading byte-order mark is dropped, as

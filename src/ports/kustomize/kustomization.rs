@@ -9,7 +9,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::BuildError;
-use super::replacements::Replacement;
 
 const TOP_FIELDS: &[&str] = &[
     "apiVersion",
@@ -109,9 +108,9 @@ impl<'de> Deserialize<'de> for ReplacementField {
             #[serde(default)]
             path: Option<String>,
             #[serde(default)]
-            source: Option<super::replacements::Source>,
+            source: Option<Source>,
             #[serde(default)]
-            targets: Option<Vec<super::replacements::Target>>,
+            targets: Option<Vec<Target>>,
         }
         let raw = Raw::deserialize(d)?;
         Ok(ReplacementField {
@@ -383,4 +382,43 @@ impl Kustomization {
         }
         Ok(())
     }
+}
+
+/// A `replacements` entry (kustomize's types.Replacement): the value of `source` copied into
+/// the fields of `targets`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Replacement {
+    pub source: Option<Source>,
+    pub targets: Option<Vec<Target>>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Source {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+    pub field_path: String,
+    pub options: Option<Options>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Options {
+    pub delimiter: String,
+    pub index: i64,
+    pub encoding: String,
+    pub create: bool,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Target {
+    pub select: Option<Selector>,
+    pub reject: Vec<Selector>,
+    pub field_paths: Vec<String>,
+    pub options: Option<Options>,
 }

@@ -244,21 +244,14 @@ impl Builder<'_> {
         self.fs.resolve(dir, entry, file)
     }
 
-    /// Reads a file `entry` of `file` resolved to `abs`, naming the reference when it is
-    /// missing or goes through a link.
+    /// [`Fs::read_listed`].
     pub fn read_listed(
         &self,
         abs: &Utf8Path,
         file: &Utf8Path,
         entry: &str,
     ) -> Result<String, BuildError> {
-        match self.fs.entry(abs, file, entry)? {
-            Entry::File => self.fs.read_text(abs),
-            Entry::Dir | Entry::Missing => Err(BuildError::MissingResource {
-                file: file.to_path_buf(),
-                entry: entry.to_string(),
-            }),
-        }
+        self.fs.read_listed(abs, file, entry)
     }
 
     /// The objects of a resource file, as resources originating there.
@@ -535,8 +528,8 @@ impl Builder<'_> {
         acc: &mut Vec<Res>,
     ) -> Result<(), BuildError> {
         // Same order as kustomize's configureBuiltinTransformers.
-        patches::strategic_merge_list(self, dir, file, &k.patches_strategic_merge, acc)?;
-        patches::patches(self, dir, file, &k.patches, acc)?;
+        patches::strategic_merge_list(self.fs, dir, file, &k.patches_strategic_merge, acc)?;
+        patches::patches(self.fs, dir, file, &k.patches, acc)?;
         if let Some(ns) = k.namespace.as_deref().filter(|n| !n.is_empty()) {
             transform::namespace(acc, ns, file)?;
         }
@@ -548,10 +541,10 @@ impl Builder<'_> {
         }
         transform::labels(acc, k, file)?;
         transform::annotations(acc, k, file)?;
-        patches::json6902_list(self, dir, file, &k.patches_json6902, acc)?;
+        patches::json6902_list(self.fs, dir, file, &k.patches_json6902, acc)?;
         transform::replicas(acc, &k.replicas, file)?;
         transform::images(self.fs.caches(), acc, &k.images, file)?;
-        replacements::run(self, dir, file, &k.replacements, acc)
+        replacements::run(self.fs, dir, file, &k.replacements, acc)
     }
 }
 

@@ -6,8 +6,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use serde_json::Value;
 
+use super::fsroot::Fs;
 use super::kustomization::{Patch, Selector};
-use super::native::Builder;
 use super::resid::{Res, effective_namespace, split_api_version, str_at};
 use super::select::Compiled;
 use super::{BuildError, load, patch_json6902, patch_smp};
@@ -21,7 +21,7 @@ fn patch_err(file: &Utf8Path, message: String) -> BuildError {
 
 /// Patch text and the file to blame for it (the kustomization for inline patches).
 fn content(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     p: &Patch,
@@ -44,12 +44,12 @@ fn content(
 
 /// The resources a selector picks (resWrangler.Select).
 fn select(
-    b: &Builder,
+    b: &Fs,
     acc: &[Res],
     sel: &Selector,
     file: &Utf8Path,
 ) -> Result<Vec<usize>, BuildError> {
-    let c = Compiled::new(sel, b.fs.caches()).map_err(|what| BuildError::Unsupported {
+    let c = Compiled::new(sel, b.caches()).map_err(|what| BuildError::Unsupported {
         file: file.to_path_buf(),
         field: format!("patch target {what}"),
     })?;
@@ -207,7 +207,7 @@ fn apply_json(
 /// `patchesStrategicMerge`: each entry is inline patch YAML when it reads as objects,
 /// else a file path (PatchStrategicMergeTransformer's loadFromPaths).
 pub fn strategic_merge_list(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     entries: &[String],
@@ -218,13 +218,13 @@ pub fn strategic_merge_list(
     }
     let mut loaded: Vec<(Value, Utf8PathBuf)> = Vec::new();
     for e in entries {
-        match load::parse_objects(b.fs.caches(), file, e) {
+        match load::parse_objects(b.caches(), file, e) {
             Ok(docs) => loaded.extend(docs.into_iter().map(|d| (d, file.to_path_buf()))),
             Err(_) => {
                 let abs = b.resolve(dir, e, file)?;
                 let source = b.rel(&abs);
                 let text = b.read_listed(&abs, file, e)?;
-                let docs = load::parse_objects(b.fs.caches(), &source, &text)?;
+                let docs = load::parse_objects(b.caches(), &source, &text)?;
                 loaded.extend(docs.into_iter().map(|d| (d, source.clone())));
             }
         }
@@ -242,7 +242,7 @@ pub fn strategic_merge_list(
 /// `patches`: strategic merge or JSON 6902, told apart as kustomize does (a text must read
 /// as exactly one of the two).
 pub fn patches(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     entries: &[Patch],
@@ -254,7 +254,7 @@ pub fn patches(
             name: p.options.get("allowNameChange") == Some(&true),
             kind: p.options.get("allowKindChange") == Some(&true),
         };
-        let sm = load::parse_objects(b.fs.caches(), &source, &text);
+        let sm = load::parse_objects(b.caches(), &source, &text);
         let json = if text.is_empty() {
             None
         } else {
@@ -317,7 +317,7 @@ pub fn patches(
 
 /// `patchesJson6902`: a target with a name is required; the patch is YAML or JSON.
 pub fn json6902_list(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     entries: &[Patch],

@@ -4,52 +4,14 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::BuildError;
 use super::caches::Caches;
-use super::kustomization::{ReplacementField, Selector};
-use super::native::Builder;
+use super::fsroot::Fs;
+use super::kustomization::{Options, Replacement, ReplacementField, Selector};
 use super::resid::{Res, effective_namespace, split_api_version};
 use crate::ports::yaml::resolve::{self, Resolved};
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct Replacement {
-    pub source: Option<Source>,
-    pub targets: Option<Vec<Target>>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct Source {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-    pub name: String,
-    pub namespace: String,
-    pub field_path: String,
-    pub options: Option<Options>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct Options {
-    pub delimiter: String,
-    pub index: i64,
-    pub encoding: String,
-    pub create: bool,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct Target {
-    pub select: Option<Selector>,
-    pub reject: Vec<Selector>,
-    pub field_paths: Vec<String>,
-    pub options: Option<Options>,
-}
 
 fn err(file: &Utf8Path, message: String) -> BuildError {
     BuildError::Invalid {
@@ -67,7 +29,7 @@ fn unsupported(file: &Utf8Path, field: String) -> BuildError {
 
 /// The replacements of a kustomization: inline ones, and files named by `path`.
 fn load(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     fields: &[ReplacementField],
@@ -87,7 +49,7 @@ fn load(
                 let abs = b.resolve(dir, p, file)?;
                 let rel = b.rel(&abs);
                 let text = b.read_listed(&abs, file, p)?;
-                let v = super::load::parse_kustomization(b.fs.caches(), &rel, &text)?;
+                let v = super::load::parse_kustomization(b.caches(), &rel, &text)?;
                 let decode = |v: Value| {
                     serde_json::from_value::<Replacement>(v)
                         .map_err(|e| err(&rel, format!("invalid replacement: {e}")))
@@ -470,7 +432,7 @@ fn set_target(hit: Hit, value: &Value, options: &Option<Options>) -> Result<(), 
 }
 
 pub fn run(
-    b: &Builder,
+    b: &Fs,
     dir: &Utf8Path,
     file: &Utf8Path,
     fields: &[ReplacementField],
@@ -596,13 +558,13 @@ pub fn run(
             };
             let sel = sel_fields(select);
             for r in acc.iter_mut() {
-                if !label_selected(b.fs.caches(), r, select, &src_file)? {
+                if !label_selected(b.caches(), r, select, &src_file)? {
                     continue;
                 }
                 let mut rejected = false;
                 for rej in &t.reject {
                     if (rej.annotation_selector.is_some() || rej.label_selector.is_some())
-                        && label_selected(b.fs.caches(), r, rej, &src_file)?
+                        && label_selected(b.caches(), r, rej, &src_file)?
                     {
                         rejected = true;
                     }
@@ -624,7 +586,7 @@ pub fn run(
                     } else {
                         "find or create"
                     };
-                    let res = matches(b.fs.caches(), &mut r.obj, &path, create, false, &mut hits);
+                    let res = matches(b.caches(), &mut r.obj, &path, create, false, &mut hits);
                     let where_ = format!("unable to {what} field \"{fp}\" in replacement target");
                     res.map_err(|m| err(&src_file, format!("{where_}: {m}")))?;
                     if hits.is_empty() {

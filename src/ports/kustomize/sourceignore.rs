@@ -16,7 +16,8 @@
 use camino::{Utf8Path, Utf8PathBuf};
 
 use super::BuildError;
-use crate::root::source::{Kind, Source};
+use crate::root::paths::Kind;
+use crate::root::source::Source;
 
 mod index;
 

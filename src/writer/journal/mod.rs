@@ -204,7 +204,8 @@ fn plan_record(root: &Utf8Path, changes: &[Change]) -> Result<Record, CellgenErr
         });
     }
     Ok(Record {
-        cellgen: crate::model::scaffold::VERSION.into(),
+        // The version of the program that writes the journal (the repair names it).
+        cellgen: env!("CARGO_PKG_VERSION").into(),
         pid,
         command: command_line(),
         state: State::Applying,

@@ -16,7 +16,7 @@ pub const BUILT_IN_NAMESPACES: &[&str] = &[
     "kube-system",
     "kube-public",
     "kube-node-lease",
-    "flux-system",
+    crate::model::names::FLUX_SYSTEM,
 ];
 
 impl Checker<'_> {
