@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
 use super::BuildError;
-use super::caches::Caches;
+use super::Caches;
 use super::load::KUSTOMIZATION_FILES;
 use super::sourceignore::{self, Matcher, Origin, Pattern};
 use crate::root::paths::Kind;

@@ -5,7 +5,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 
 use super::BuildError;
-use super::caches::Caches;
+use super::Caches;
 use crate::ports::yaml::{self, JsonPath, LoadError, Seg};
 
 pub(super) mod memo;

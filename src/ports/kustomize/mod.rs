@@ -22,9 +22,6 @@
 //! Every fixture under tests/fixtures/kustomize is checked against `kubectl
 //! kustomize` (kustomize v5.5.0).
 
-mod caches;
-
-pub use caches::Caches;
 mod closure;
 mod external;
 mod fieldspec;
@@ -332,4 +329,64 @@ pub fn build_flux(
     mode: Mode,
 ) -> Result<Vec<Resource>, BuildError> {
     Repo::open(repo_root)?.build(path, flux, mode)
+}
+
+// What the builds of one command remember: here, above the modules that use it, so that none
+// of them imports another for it.
+
+/// Patterns remembered; past this, new ones are compiled every time.
+const MAX_REGEXES: usize = 4096;
+
+/// What the builds of one command remember, owned by the repository it opened (`Repo`, through
+/// its `Fs`): dropped with it, so nothing outlives the command or leaks between two of them
+/// (a test, a library caller building two repositories). Cells are written from one template,
+/// so most files a command builds hold one of a few texts: each is parsed once per command,
+/// each Go pattern compiled once, and a directory listing only files built once per content.
+/// Every entry is a function of content, never of a path, so two repositories (the two sides
+/// of `cellgen diff`) may share one `Caches`.
+#[derive(Default)]
+pub struct Caches {
+    /// Kustomization files by content (`load::parse_kustomization`).
+    kustomizations: load::memo::Memo<serde_json::Value>,
+    /// Resource files by content (`load::parse_objects_marked`).
+    objects: load::memo::Memo<load::MarkedObjects>,
+    /// Go patterns (image names, patch targets) compiled (`select::go_regex`).
+    regexes: std::sync::Mutex<foldhash::HashMap<String, regex::Regex>>,
+    /// Builds of directories listing only files (`native::plain`).
+    plain: std::sync::Mutex<native::PlainMemo>,
+    /// Builds `plain` answered from its memo (tests see that it is used).
+    plain_hits: std::sync::atomic::AtomicUsize,
+}
+
+impl Caches {
+    /// `pattern` compiled by `compile`, or what it gave before (successes only are kept).
+    fn regex(
+        &self,
+        pattern: &str,
+        compile: impl FnOnce(&str) -> Result<regex::Regex, String>,
+    ) -> Result<regex::Regex, String> {
+        if let Some(re) = lock_cache(&self.regexes).get(pattern) {
+            return Ok(re.clone());
+        }
+        let re = compile(pattern)?;
+        let mut map = lock_cache(&self.regexes);
+        if map.len() < MAX_REGEXES {
+            map.insert(pattern.to_string(), re.clone());
+        }
+        Ok(re)
+    }
+
+    fn plain_hit(&self) {
+        self.plain_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many builds `native::plain` answered from its memo.
+    pub fn plain_hits(&self) -> usize {
+        self.plain_hits.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Whole entries are inserted, never half-written ones: a poisoned lock's map is whole.
+fn lock_cache<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -7,7 +7,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 
 use super::BuildError;
-use super::caches::Caches;
+use super::Caches;
 use super::fsroot::Fs;
 use super::kustomization::{Options, Replacement, ReplacementField, Selector};
 use super::resid::{Res, effective_namespace, split_api_version};

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::caches::Caches;
+use super::Caches;
 use super::kustomization::Selector;
 use super::resid::Res;
 

@@ -369,7 +369,7 @@ fn legacy_images(v: &mut Value, img: &Image, re: &regex::Regex) -> Result<(), St
 /// CustomResourceDefinitions are left alone. The image name is a regular expression, as
 /// in kustomize (`^name(:tag)?(@sha256:digest)?$`).
 pub fn images(
-    caches: &super::caches::Caches,
+    caches: &super::Caches,
     resources: &mut [Res],
     images: &[Image],
     file: &Utf8Path,

@@ -32,7 +32,7 @@ impl<T> Default for Memo<T> {
 
 impl<T> Memo<T> {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Arc<T>>> {
-        super::super::caches::lock(&self.map)
+        super::super::lock_cache(&self.map)
     }
 
     /// `parse(text)`, or what it gave for the same content before. `parse` of a text without

@@ -62,7 +62,7 @@ impl Remembered {
 pub type Memo = foldhash::HashMap<usize, Vec<Remembered>>;
 
 fn memo(fs: &Fs) -> std::sync::MutexGuard<'_, Memo> {
-    super::super::caches::lock(&fs.caches().plain)
+    super::super::lock_cache(&fs.caches().plain)
 }
 
 /// `full()` (the build of `dir`, a directory under the root, with `flux`), or what it gave for
