@@ -128,6 +128,28 @@ pub struct SchemaArgs {
     pub file: SchemaTarget,
 }
 
+/// How a command that writes reports what it did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Each file created, updated, deleted or kept, then what to do next; warnings last.
+    #[default]
+    Text,
+    /// One JSON object on stdout: changes, kept files, warnings and notes.
+    Json,
+}
+
+/// The report options every command that writes has.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// How to report what was done.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReportFormat,
+
+    /// With --dry-run, also show the diff of cellgen's records (.cellgen/), which is otherwise one summary line.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum CheckFormat {
     Text,
@@ -285,6 +307,9 @@ pub struct ComponentArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `remove-component` removes only the named component (what it required stays; what requires
@@ -301,6 +326,9 @@ pub struct RemoveComponentArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `upgrade`.
@@ -313,6 +341,9 @@ pub struct UpgradeArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -370,6 +401,10 @@ pub struct RepoArgs {
     /// Route53 hosted zones (public, by name) external-dns and cert-manager may change, comma-separated, for every environment (dns.zones in cellgen.yaml).
     #[arg(long, value_name = "ZONES", value_delimiter = ',')]
     pub dns_zones: Option<Vec<String>>,
+
+    /// Create the repository without a cluster admin role (a cell's first `terraform apply` then fails until cellgen.yaml lists one).
+    #[arg(long)]
+    pub allow_no_admin: bool,
 }
 
 #[derive(Debug, Args)]
@@ -380,6 +415,9 @@ pub struct InitArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
@@ -422,6 +460,9 @@ pub struct NewArgs {
     /// Settings for the repository scaffold, used only when there is no cellgen.yaml yet.
     #[command(flatten)]
     pub repo: RepoArgs,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `remove-cell`.
@@ -437,6 +478,9 @@ pub struct RemoveCellArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `set-version`.
@@ -459,6 +503,9 @@ pub struct SetVersionArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `key`.
@@ -516,6 +563,9 @@ pub struct KeyAddArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
@@ -529,6 +579,9 @@ pub struct KeyRenameArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
@@ -539,4 +592,7 @@ pub struct KeyRemoveArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }

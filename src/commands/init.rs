@@ -14,16 +14,16 @@ use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     if let Some(root) = Repo::find_root(&session.start) {
-        return existing_repository(&root, &args);
+        return existing_repository(session, &root, &args);
     }
     let mut plan = Plan::new(&session.start);
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
     // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
     // not report an upgrade that only writes it).
     crate::model::state::track_repository(&mut plan)?;
-    super::finish(&plan, &scaffold_kept(&kept, plan.root()), args.dry_run)?;
+    super::finish(session, &plan, &scaffold_kept(&kept, plan.root()), args.dry_run)?;
     if !args.dry_run {
-        crate::outln!(
+        crate::say!(session.report, 
             "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."
         )?;
     }
@@ -64,8 +64,15 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         git_known_hosts,
     };
     if settings.admin_role_arns.is_empty() {
-        crate::errln!(
-            "warning: cellgen.yaml will name no cluster admin role (--admin-role-arn): add cluster_access.admin_role_arns before a cell's first `terraform apply`, which fails without one"
+        if !args.allow_no_admin {
+            return Err(CellgenError::MissingInput {
+                what: "a cluster admin role (cellgen.yaml's cluster_access.admin_role_arns: a cell's first `terraform apply` fails without one, since nobody, not even whoever applies, gets access otherwise)".into(),
+                flag: "--admin-role-arn arn:aws:iam::<account>:role/<name> (the role you and CI apply with; `aws sts get-caller-identity` names yours), or --allow-no-admin to add it to cellgen.yaml later".into(),
+            }
+            .into());
+        }
+        session.warn(
+            "cellgen.yaml names no cluster admin role (--allow-no-admin): add cluster_access.admin_role_arns before a cell's first `terraform apply`, which fails without one",
         );
     }
     // A layer directory is the repository's own (taken whole, nothing added) when it has a
@@ -182,7 +189,7 @@ pub fn scaffold_kept(kept: &Kept, root: &Utf8Path) -> Vec<super::Kept> {
 /// Git source flags say where Flux syncs from: cellgen.yaml takes them. A setting flag whose
 /// value differs from cellgen.yaml's is refused, naming it: each has consequences cellgen does
 /// not decide for every cell at once.
-fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
+fn existing_repository(session: &mut Session, root: &Utf8Path, args: &InitArgs) -> Result<()> {
     use crate::model::schema::{self, SchemaFile};
     let repo = Repo::open(root)?;
     let config = &repo.config;
@@ -228,7 +235,7 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
         plan.write(CONFIG_FILE, text)?;
     }
     if plan.is_empty() {
-        crate::outln!(
+        crate::say!(session.report, 
             "{} is already a cellgen repository ({}); nothing to do.",
             root,
             CONFIG_FILE
@@ -237,14 +244,14 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
     }
     let mut notes = Vec::new();
     if moved.is_empty() {
-        crate::outln!(
+        crate::say!(session.report, 
             "{} is already a cellgen repository; adding what it lacks of cellgen's own files (the JSON Schemas editors validate its files with, .cellgen/.gitignore):",
             root
         )?;
     } else {
-        crate::outln!("{root} is already a cellgen repository; its Git source changes:")?;
+        crate::say!(session.report, "{root} is already a cellgen repository; its Git source changes:")?;
         for (field, from, to) in &moved {
-            crate::outln!("  {field}: {from} -> {to}")?;
+            crate::say!(session.report, "  {field}: {from} -> {to}")?;
         }
         let cells = repo.cells()?;
         let mut where_ = Vec::new();
@@ -264,7 +271,7 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
             ));
         }
     }
-    super::finish_with_notes(&plan, &[], args.dry_run, &notes)
+    super::finish_with_notes(session, &plan, &[], args.dry_run, &notes)
 }
 
 fn check_branch(branch: &str) -> Result<(), CellgenError> {
@@ -359,9 +366,12 @@ fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> R
     let origin = origin_remote(root).and_then(|u| normalise_git_url(&u).ok());
     if session.prompter.interactive() {
         loop {
-            let answer = session
-                .prompter
-                .input("Git URL Flux syncs from (ssh://…)", origin.as_deref())?;
+            let answer = crate::commands::ui::prompt::required(
+                session.prompter.as_mut(),
+                "Git URL Flux syncs from (ssh://…)",
+                origin.as_deref(),
+                "every cell's Flux syncs from this repository, e.g. ssh://git@github.com/acme/infra.git",
+            )?;
             match normalise_git_url(&answer) {
                 Ok(url) => return Ok(url),
                 Err(reason) => crate::errln!("{reason}"),
@@ -409,9 +419,12 @@ fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Res
     if session.prompter.interactive() {
         crate::errln!("Flux verifies {host} by its SSH keys: {how}.");
         loop {
-            let file = session
-                .prompter
-                .input("File of the Git host's SSH keys (known_hosts lines)", None)?;
+            let file = crate::commands::ui::prompt::required(
+                session.prompter.as_mut(),
+                "File of the Git host's SSH keys (known_hosts lines)",
+                None,
+                "the clusters verify the Git host by these keys",
+            )?;
             match read(file.trim()) {
                 Ok(lines) => return Ok(lines),
                 Err(reason) => crate::errln!("{reason}"),
@@ -440,9 +453,12 @@ fn resolve_state_region(session: &mut Session, args: &RepoArgs) -> Result<Option
     };
     let region = match &args.state_region {
         Some(region) => region.clone(),
-        None if session.prompter.interactive() => session
-            .prompter
-            .input(&format!("Region of the state bucket {bucket}"), None)?,
+        None if session.prompter.interactive() => crate::commands::ui::prompt::required(
+            session.prompter.as_mut(),
+            &format!("Region of the state bucket {bucket}"),
+            None,
+            "Terraform's S3 backend needs the bucket's region (every cell shares the bucket, so it is not a cell's region)",
+        )?,
         None => {
             return Err(CellgenError::MissingInput {
                 what: format!(
@@ -492,10 +508,17 @@ fn resolve_admin_roles(session: &mut Session, args: &RepoArgs) -> Result<Vec<Str
         return Ok(Vec::new());
     }
     loop {
-        let answer = session.prompter.input(
-            "IAM roles that administer the clusters, CI's included (ARNs, comma-separated)",
-            None,
-        )?;
+        let prompt = "IAM roles that administer the clusters, CI's included (ARNs, comma-separated)";
+        let answer = if args.allow_no_admin {
+            session.prompter.input(prompt, None)?
+        } else {
+            crate::commands::ui::prompt::required(
+                session.prompter.as_mut(),
+                prompt,
+                None,
+                "a cell's first `terraform apply` fails without an admin role, since nobody gets access to the cluster otherwise (`aws sts get-caller-identity` names the role you apply with; --allow-no-admin skips this)",
+            )?
+        };
         match check(answer.split(',').map(str::to_string).collect()) {
             Ok(arns) => return Ok(arns),
             Err(reason) => crate::errln!("{reason}"),
@@ -523,8 +546,8 @@ fn resolve_public_endpoint_cidrs(session: &mut Session, args: &RepoArgs) -> Resu
     // Private unless asked: opening the API is an answer only the user can give (their CI
     // runners' and VPN's addresses). Without it Terraform must reach the private endpoint.
     if !session.prompter.interactive() {
-        crate::errln!(
-            "warning: the clusters' API stays private (no --public-endpoint-cidrs): `terraform apply` installs Cilium and Flux through it, so run it from a network routed to the cells' VPC blocks, or open the public endpoint to your CI runners' and VPN's CIDRs (cluster_access.public_endpoint_cidrs)"
+        session.warn(
+            "the clusters' API stays private (no --public-endpoint-cidrs): `terraform apply` installs Cilium and Flux through it, so run it from a network routed to the cells' VPC blocks, or open the public endpoint to your CI runners' and VPN's CIDRs (cluster_access.public_endpoint_cidrs)"
         );
         return Ok(Vec::new());
     }

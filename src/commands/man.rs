@@ -7,7 +7,7 @@ use super::Session;
 use crate::cli::{Cli, ManArgs};
 use crate::writer::plan::Plan;
 
-pub fn run(session: &Session, args: ManArgs) -> Result<()> {
+pub fn run(session: &mut Session, args: ManArgs) -> Result<()> {
     // Without the `help` subcommand, as clap_mangen's own generate_to does: it has no page.
     let mut command = Cli::command().disable_help_subcommand(true);
     command.build();
@@ -32,7 +32,7 @@ pub fn run(session: &Session, args: ManArgs) -> Result<()> {
     for (name, page) in pages {
         plan.write(name, page)?;
     }
-    super::finish(&plan, &[], false)
+    super::finish(session, &plan, &[], false)
 }
 
 /// `(file name, roff)` of the command and of every subcommand under it.

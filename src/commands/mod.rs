@@ -24,6 +24,7 @@ mod new;
 pub(crate) mod remove_cell;
 mod render;
 mod repair;
+pub mod report;
 mod schema;
 mod set_version;
 pub mod ui;
@@ -40,6 +41,16 @@ pub struct Session {
     pub lock: Option<RepoLock>,
     /// What taking the lock repaired (`lock_repository`), for `repair` to report.
     pub repaired: Option<crate::writer::journal::Recovered>,
+    /// How a command that writes reports (`--format`, `--verbose`), and what it has reported so
+    /// far: printed at the end, after the file list, so a warning never scrolls away above it.
+    pub report: report::Report,
+}
+
+impl Session {
+    /// A warning about the run, printed once the command has reported its changes.
+    pub fn warn(&mut self, warning: impl Into<String>) {
+        self.report.warnings.push(warning.into());
+    }
 }
 
 /// How each command uses the repository. Every command is listed (no wildcard), so a new one has
@@ -185,59 +196,68 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         None => (None, None),
     };
+    let report = report::Report::new(report::options(&cli.command));
     let mut session = Session {
         start,
         prompter: prompt::for_session(cli.no_input),
         lock,
         repaired,
+        report,
     };
-    match cli.command {
+    let result = dispatch(&mut session, cli.command);
+    // Warnings come last, below the list of changed files (and in the JSON report, with it).
+    session.report.end(result.is_ok())?;
+    result
+}
+
+fn dispatch(session: &mut Session, command: Command) -> Result<std::process::ExitCode> {
+    match command {
         Command::Init(args) => {
-            init::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            init::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::New(args) => {
-            new::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            new::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::AddComponent(args) => {
-            component::add(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            component::add(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::RemoveComponent(args) => {
-            component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            component::remove(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::RemoveCell(args) => {
-            remove_cell::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            remove_cell::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::SetVersion(args) => {
-            set_version::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            set_version::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Key(args) => {
-            key::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            key::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
-        Command::Upgrade(args) => upgrade::run(&mut session, args),
-        Command::Repair => repair::run(&session).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Upgrade(args) => upgrade::run(session, args),
+        Command::Repair => repair::run(session).map(|()| std::process::ExitCode::SUCCESS),
         Command::List(args) => {
-            list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            list::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
-        Command::Check(args) => check::run(&mut session, args),
+        Command::Check(args) => check::run(session, args),
         Command::Render(args) => {
-            render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            render::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
-        Command::Diff(args) => diff::run(&mut session, args),
-        Command::Verify(args) => verify::run(&mut session, args),
+        Command::Diff(args) => diff::run(session, args),
+        Command::Verify(args) => verify::run(session, args),
         Command::Graph(args) => {
-            graph::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            graph::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Explain(args) => {
-            explain::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            explain::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Values(args) => {
-            values::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            values::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Envsubst(args) => envsubst::run(args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Completions(args) => {
             completions::run(args).map(|()| std::process::ExitCode::SUCCESS)
         }
-        Command::Man(args) => man::run(&session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Man(args) => man::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Schema(args) => schema::run(args).map(|()| std::process::ExitCode::SUCCESS),
     }
 }
@@ -273,23 +293,53 @@ impl Kept {
 
 /// Prints the dry-run diff, or applies the plan; then one report: each file changed, each file
 /// kept (and why), and a last line only when that list says nothing was written. A dry run's
-/// diff alone is on stdout (so it can be saved as a patch); its notes go to stderr.
-pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
-    finish_with_notes(plan, kept, dry_run, &[])
+/// diff alone is on stdout (so it can be saved as a patch); its notes go to stderr. cellgen's
+/// records (`.cellgen/`) are one line of a dry run's report unless `--verbose` shows their diff.
+pub fn finish(session: &mut Session, plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
+    finish_with_notes(session, plan, kept, dry_run, &[])
 }
 
 /// [`finish`], with `notes` (what the change means and what to do next) after the report and
 /// before the closing line, so a dry run still ends with "Dry run: nothing was written.". A dry
 /// run prints them on stderr: its stdout is the diff alone.
 pub fn finish_with_notes(
+    session: &mut Session,
     plan: &Plan,
     kept: &[Kept],
     dry_run: bool,
     notes: &[String],
 ) -> Result<()> {
+    if !dry_run && !plan.is_empty() {
+        plan.apply()?;
+    }
+    let summary = plan.summary();
+    let report = &mut session.report;
+    report.dry_run = dry_run;
+    for (kind, path) in &summary {
+        report.change(*kind, path, kept.iter().find(|k| k.path == *path).map(|k| k.edited.as_str()));
+    }
+    for k in kept
+        .iter()
+        .filter(|k| !summary.iter().any(|(_, p)| *p == k.path))
+    {
+        report.keep(k.word, &k.shown, &k.why);
+    }
+    if report.json() {
+        report.notes.extend(notes.iter().cloned());
+        return Ok(());
+    }
     if dry_run {
-        crate::out!("{}", crate::commands::ui::color::diff(&plan.diff()))?;
-        let changed: Vec<_> = plan.summary().into_iter().map(|(_, p)| p).collect();
+        let verbose = report.verbose;
+        let shown = |path: &camino::Utf8Path| verbose || !report::is_record(path);
+        crate::out!("{}", crate::commands::ui::color::diff(&plan.diff_of(shown)))?;
+        let records = summary.iter().filter(|(_, p)| report::is_record(p)).count();
+        if records > 0 && !verbose {
+            crate::errln!(
+                "  {}",
+                report::records_line(records)
+            );
+        }
+        let changed: Vec<_> = summary.iter().map(|(_, p)| *p).collect();
         for k in kept {
             if changed.contains(&k.path.as_path()) {
                 crate::errln!("  {:>7}  {} ({})", "edited", k.shown, k.edited);
@@ -303,10 +353,6 @@ pub fn finish_with_notes(
         crate::errln!("{}", closing(plan.is_empty(), kept.is_empty(), true));
         return Ok(());
     }
-    if !plan.is_empty() {
-        plan.apply()?;
-    }
-    let summary = plan.summary();
     for (kind, path) in &summary {
         match kept.iter().find(|k| k.path == *path) {
             Some(k) => crate::outln!(

@@ -11,6 +11,19 @@ use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
+    // A misspelt cell is most likely one of the repository's: suggest it before explaining
+    // what a cell name looks like (or suggesting an environment to add).
+    let cells = repo.cells()?;
+    if !cells.contains(&args.cell)
+        && let Some(near) = crate::suggest::misspelt(&args.cell, cells.iter().map(String::as_str))
+    {
+        return Err(crate::error::CellgenError::UnknownCell {
+            name: args.cell.clone(),
+            hint: format!(" Did you mean `{near}`?"),
+            cells,
+        }
+        .into());
+    }
     let cell = CellName::parse(&args.cell, &repo.config.environments)?;
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
@@ -25,7 +38,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     if let Some(why) = &removal.nothing {
         // Only when the repository shows the cell was removed (see `teardown::remove_cell`):
         // a re-run stays harmless.
-        crate::outln!("{why}")?;
+        crate::say!(session.report, "{why}")?;
         return Ok(());
     }
     // The repository's record forgets the shared files that left with the cell.
@@ -105,7 +118,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
             cell.name
         ));
     }
-    super::finish_with_notes(&plan, &[], args.dry_run, &notes)
+    super::finish_with_notes(session, &plan, &[], args.dry_run, &notes)
 }
 
 pub fn print_steps(steps: &[Step], say: &mut dyn FnMut(String)) {

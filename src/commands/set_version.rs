@@ -22,7 +22,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     if args.component == cilium_version::NAME
         && !catalog.components.contains_key(cilium_version::NAME)
     {
-        return set_cilium(&mut plan, &repo.config, &args);
+        return set_cilium(session, &mut plan, &repo.config, &args);
     }
     let component = catalog.get(&args.component)?;
     let config = &repo.config;
@@ -103,7 +103,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     // instead of replacing it with the shared version.
     crate::model::schema::refresh(&mut plan)?;
     if plan.is_empty() {
-        crate::outln!(
+        crate::say!(session.report, 
             "{} already run{} {} {}; nothing changed.",
             selected.join(", "),
             if selected.len() == 1 { "s" } else { "" },
@@ -112,23 +112,23 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
         )?;
         return Ok(());
     }
-    super::finish(&plan, &[], args.dry_run)?;
+    super::finish(session, &plan, &[], args.dry_run)?;
     if args.dry_run {
         return Ok(());
     }
     let what = if chart.is_oci_tag() { "tag" } else { "chart" };
-    crate::outln!()?;
+    crate::say!(session.report)?;
     for (cell, from, to) in &outcome.moved {
-        crate::outln!("  {cell}: {} {what} {from} -> {to}", component.name)?;
+        crate::say!(session.report, "  {cell}: {} {what} {from} -> {to}", component.name)?;
     }
     match (&outcome.shared, outcome.own.as_slice()) {
-        (_, []) => crate::outln!(
+        (_, []) => crate::say!(session.report, 
             "\nEvery cell running {} is on {}: the shared definition ({}) says it, and no cell overrides it.",
             component.name,
             args.version,
             chart.file
         )?,
-        (_, own) => crate::outln!(
+        (_, own) => crate::say!(session.report, 
             "\nThe shared definition ({}) stays at {}; {} run{} a version of {} own (spec.patches of cells/<cell>/{}.yaml).",
             chart.location(),
             chart.version,
@@ -146,14 +146,19 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
             component.name, args.version
         )
     };
-    crate::outln!(
+    crate::say!(session.report, 
         "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, Flux upgrades the release in those cells.{next_stage}"
     )?;
     Ok(())
 }
 
 /// Cilium's version, per environment in cellgen.yaml (Terraform installs it, in cni.tf).
-fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result<()> {
+fn set_cilium(
+    session: &mut Session,
+    plan: &mut Plan,
+    config: &Config,
+    args: &SetVersionArgs,
+) -> Result<()> {
     if !args.cells.is_empty() {
         return Err(CellgenError::InvalidFlag {
             flag: "--cell".into(),
@@ -164,7 +169,7 @@ fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result
     config.check_env_flags(&args.environments)?;
     let moved = cilium_version::set(plan, config, &args.environments, &args.version)?;
     if plan.is_empty() {
-        crate::outln!(
+        crate::say!(session.report, 
             "{} already run{} Cilium {}; nothing changed.",
             if args.environments.is_empty() {
                 "Every environment".to_string()
@@ -180,16 +185,16 @@ fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result
         )?;
         return Ok(());
     }
-    super::finish(plan, &[], args.dry_run)?;
+    super::finish(session, plan, &[], args.dry_run)?;
     if args.dry_run {
         return Ok(());
     }
-    crate::outln!()?;
+    crate::say!(session.report)?;
     for (env, from, to) in &moved {
-        crate::outln!("  {env}: cilium {from} -> {to} (cilium.version.{env} in cellgen.yaml)")?;
+        crate::say!(session.report, "  {env}: cilium {from} -> {to} (cilium.version.{env} in cellgen.yaml)")?;
     }
     let envs: Vec<&str> = moved.iter().map(|(e, _, _)| e.as_str()).collect();
-    crate::outln!(
+    crate::say!(session.report, 
         "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, `terraform apply` in each {} cell upgrades Cilium (helm_release.cilium). Then the next stage, e.g. `cellgen set-version cilium {} --env <environment>`.",
         envs.join(", "),
         args.version
