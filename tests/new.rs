@@ -291,7 +291,15 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let out = cellgen()
         .arg("-C")
         .arg(dir.path())
-        .args(["new", PROD, "--dry-run", "--git-url", GIT_URL])
+        .args([
+            "new",
+            PROD,
+            "--dry-run",
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -459,7 +467,7 @@ fn init_repo(dir: &Path) {
     let out = cellgen()
         .arg("-C")
         .arg(dir)
-        .args(["init", "--git-url", GIT_URL])
+        .args(["init", "--git-url", GIT_URL, "--admin-role-arn", ADMIN_ROLE])
         .output()
         .unwrap();
     assert!(
@@ -486,7 +494,16 @@ fn edit_config(dir: &Path, from: &str, to: &str) {
 }
 
 fn bad_input_cases() -> Vec<BadInput> {
-    let with_url = |name: &str| args(&["new", name, "--git-url", GIT_URL]);
+    let with_url = |name: &str| {
+        args(&[
+            "new",
+            name,
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
+    };
     vec![
         BadInput {
             what: "empty name",
@@ -583,14 +600,32 @@ fn bad_input_cases() -> Vec<BadInput> {
         BadInput {
             what: "-C is a file",
             setup: |dir| fs::write(dir.join("file"), "x").unwrap(),
-            args: args(&["-C", "file", "new", PROD, "--git-url", GIT_URL]),
+            args: args(&[
+                "-C",
+                "file",
+                "new",
+                PROD,
+                "--git-url",
+                GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+            ]),
             code: 2,
             words: &["invalid value for -C", "is not a directory"],
         },
         BadInput {
             what: "-C does not exist",
             setup: nothing,
-            args: args(&["-C", "missing", "new", PROD, "--git-url", GIT_URL]),
+            args: args(&[
+                "-C",
+                "missing",
+                "new",
+                PROD,
+                "--git-url",
+                GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+            ]),
             code: 2,
             words: &["invalid value for -C", "missing is not a directory"],
         },
@@ -655,7 +690,16 @@ fn bad_input_cases() -> Vec<BadInput> {
 
 /// Writes that fail after the plan is made: nothing of the plan may be left behind.
 fn write_failure_cases() -> Vec<BadInput> {
-    let with_url = |name: &str| args(&["new", name, "--git-url", GIT_URL]);
+    let with_url = |name: &str| {
+        args(&[
+            "new",
+            name,
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
+    };
     vec![
         BadInput {
             what: "`terraform` is a file, so terraform/cells/<cell> cannot be created",

@@ -471,7 +471,11 @@ fn the_readme_is_short_and_its_first_screen_is_for_users() {
     ] {
         assert!(text.contains(needed), "README.md does not mention {needed}");
     }
-    for moved in ["## What `cellgen check` catches", "## Commands", "bench/check-1000.sh` generates"] {
+    for moved in [
+        "## What `cellgen check` catches",
+        "## Commands",
+        "bench/check-1000.sh` generates",
+    ] {
         assert!(!text.contains(moved), "README.md still has {moved}");
     }
 }

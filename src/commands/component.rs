@@ -29,7 +29,8 @@ pub fn add(session: &mut Session, args: ComponentArgs) -> Result<()> {
     )?;
     state::track_all_edits(&mut plan, &cell.name)?;
     if outcome.changed.is_empty() {
-        crate::say!(session.report, 
+        crate::say!(
+            session.report,
             "{} is already in cell {}; nothing changed.",
             args.name,
             cell.name
@@ -56,7 +57,8 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
     let outcome = components::remove(&mut plan, &templates, &catalog, &cell, &args.name)?;
     state::track_all_edits(&mut plan, &cell.name)?;
     if outcome.changed.is_empty() {
-        crate::say!(session.report, 
+        crate::say!(
+            session.report,
             "{} is not in cell {}; nothing changed.",
             args.name,
             cell.name
@@ -65,13 +67,21 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
     }
     crate::model::schema::refresh(&mut plan)?;
     super::finish(session, &plan, &[], args.dry_run)?;
-    report(session, &outcome, "Removed", "from", &cell.name, args.dry_run)?;
+    report(
+        session,
+        &outcome,
+        "Removed",
+        "from",
+        &cell.name,
+        args.dry_run,
+    )?;
     if !args.dry_run {
         let component = catalog.get(&args.name)?;
         let layers: Vec<String> = repo.config.layers.iter().map(|l| l.name.clone()).collect();
         match crate::ops::teardown::component_steps(component, &cell.name, &layers) {
             Some(steps) => {
-                crate::say!(session.report, 
+                crate::say!(
+                    session.report,
                     "\n{} owns cloud resources only it removes. In a running cell, in this order:",
                     component.name
                 )?;
@@ -81,7 +91,8 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
                     crate::say!(session.report, "{line}")?;
                 }
             }
-            None => crate::say!(session.report, 
+            None => crate::say!(
+                session.report,
                 "\nNext: commit and open a pull request. Once merged, Flux prunes what {} applied; then `terraform -chdir=terraform/cells/{} apply` removes its identity and keys (in that order: a key removed first stops the layers that still read it).",
                 component.name,
                 cell.name
@@ -162,12 +173,14 @@ fn report(
     if dry_run {
         return Ok(());
     }
-    crate::say!(session.report, 
+    crate::say!(
+        session.report,
         "\n{verb} {} {preposition} cell {cell}.",
         outcome.changed.join(", ")
     )?;
     if let Some((from, to)) = outcome.schema {
-        crate::say!(session.report, 
+        crate::say!(
+            session.report,
             "The key set changed: schema {from} -> {to} in cellgen.yaml; cell {cell}'s cell-metadata.tf carries the number of its newest key, other cells keep theirs."
         )?;
     }

@@ -21,9 +21,15 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
     // not report an upgrade that only writes it).
     crate::model::state::track_repository(&mut plan)?;
-    super::finish(session, &plan, &scaffold_kept(&kept, plan.root()), args.dry_run)?;
+    super::finish(
+        session,
+        &plan,
+        &scaffold_kept(&kept, plan.root()),
+        args.dry_run,
+    )?;
     if !args.dry_run {
-        crate::say!(session.report, 
+        crate::say!(
+            session.report,
             "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."
         )?;
     }
@@ -235,7 +241,8 @@ fn existing_repository(session: &mut Session, root: &Utf8Path, args: &InitArgs) 
         plan.write(CONFIG_FILE, text)?;
     }
     if plan.is_empty() {
-        crate::say!(session.report, 
+        crate::say!(
+            session.report,
             "{} is already a cellgen repository ({}); nothing to do.",
             root,
             CONFIG_FILE
@@ -244,12 +251,16 @@ fn existing_repository(session: &mut Session, root: &Utf8Path, args: &InitArgs) 
     }
     let mut notes = Vec::new();
     if moved.is_empty() {
-        crate::say!(session.report, 
+        crate::say!(
+            session.report,
             "{} is already a cellgen repository; adding what it lacks of cellgen's own files (the JSON Schemas editors validate its files with, .cellgen/.gitignore):",
             root
         )?;
     } else {
-        crate::say!(session.report, "{root} is already a cellgen repository; its Git source changes:")?;
+        crate::say!(
+            session.report,
+            "{root} is already a cellgen repository; its Git source changes:"
+        )?;
         for (field, from, to) in &moved {
             crate::say!(session.report, "  {field}: {from} -> {to}")?;
         }
@@ -353,7 +364,21 @@ fn refuse_other_settings(config: &config::Config, args: &RepoArgs) -> Result<(),
     }
 }
 
+/// The Git URL Flux syncs from, and a warning when it is not the URL given: an https URL becomes
+/// the ssh:// URL of the same repository (Flux reads it with an SSH deploy key), which the user
+/// must know, since the deploy key then has to be added to that repository.
 fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> Result<String> {
+    let url = ask_git_url(session, args, root)?;
+    let given = args.git_url.as_deref().map(str::trim);
+    if let Some(given) = given.filter(|g| g.starts_with("https://") || g.starts_with("http://")) {
+        session.warn(format!(
+            "the Git URL {given} is written as {url} in cellgen.yaml: Flux reads the repository over SSH with a read-only deploy key (an https URL would need a token in every cluster); edit git.url there if your host serves SSH elsewhere"
+        ));
+    }
+    Ok(url)
+}
+
+fn ask_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> Result<String> {
     if let Some(url) = &args.git_url {
         return normalise_git_url(url).map_err(|reason| {
             CellgenError::InvalidFlag {
@@ -508,7 +533,8 @@ fn resolve_admin_roles(session: &mut Session, args: &RepoArgs) -> Result<Vec<Str
         return Ok(Vec::new());
     }
     loop {
-        let prompt = "IAM roles that administer the clusters, CI's included (ARNs, comma-separated)";
+        let prompt =
+            "IAM roles that administer the clusters, CI's included (ARNs, comma-separated)";
         let answer = if args.allow_no_admin {
             session.prompter.input(prompt, None)?
         } else {

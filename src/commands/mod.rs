@@ -10,7 +10,7 @@ use crate::writer::lock::{Access, RepoLock};
 use crate::writer::plan::Plan;
 
 mod check;
-mod completions;
+pub mod completions;
 mod component;
 mod diff;
 mod envsubst;
@@ -212,12 +212,8 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
 
 fn dispatch(session: &mut Session, command: Command) -> Result<std::process::ExitCode> {
     match command {
-        Command::Init(args) => {
-            init::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::New(args) => {
-            new::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
+        Command::Init(args) => init::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::New(args) => new::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
         Command::AddComponent(args) => {
             component::add(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
@@ -230,23 +226,17 @@ fn dispatch(session: &mut Session, command: Command) -> Result<std::process::Exi
         Command::SetVersion(args) => {
             set_version::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
-        Command::Key(args) => {
-            key::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
+        Command::Key(args) => key::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Upgrade(args) => upgrade::run(session, args),
         Command::Repair => repair::run(session).map(|()| std::process::ExitCode::SUCCESS),
-        Command::List(args) => {
-            list::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
+        Command::List(args) => list::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Check(args) => check::run(session, args),
         Command::Render(args) => {
             render::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Diff(args) => diff::run(session, args),
         Command::Verify(args) => verify::run(session, args),
-        Command::Graph(args) => {
-            graph::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
+        Command::Graph(args) => graph::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Explain(args) => {
             explain::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
@@ -316,7 +306,13 @@ pub fn finish_with_notes(
     let report = &mut session.report;
     report.dry_run = dry_run;
     for (kind, path) in &summary {
-        report.change(*kind, path, kept.iter().find(|k| k.path == *path).map(|k| k.edited.as_str()));
+        report.change(
+            *kind,
+            path,
+            kept.iter()
+                .find(|k| k.path == *path)
+                .map(|k| k.edited.as_str()),
+        );
     }
     for k in kept
         .iter()
@@ -334,10 +330,7 @@ pub fn finish_with_notes(
         crate::out!("{}", crate::commands::ui::color::diff(&plan.diff_of(shown)))?;
         let records = summary.iter().filter(|(_, p)| report::is_record(p)).count();
         if records > 0 && !verbose {
-            crate::errln!(
-                "  {}",
-                report::records_line(records)
-            );
+            crate::errln!("  {}", report::records_line(records));
         }
         let changed: Vec<_> = summary.iter().map(|(_, p)| *p).collect();
         for k in kept {

@@ -191,7 +191,12 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
     }));
     super::finish(session, &plan, &kept, args.dry_run)?;
     if existing.is_some() && !wanted.is_empty() && !args.dry_run {
-        crate::say!(session.report, "\nAdded {} to cell {}.", wanted.join(", "), cell.name)?;
+        crate::say!(
+            session.report,
+            "\nAdded {} to cell {}.",
+            wanted.join(", "),
+            cell.name
+        )?;
     }
     if !args.dry_run && existing.is_none() {
         let here = relative_to_start(&session.start, plan.root());
@@ -544,10 +549,11 @@ fn print_next_steps(
     // Paths to paste into a shell: one quoting function for every printed word.
     let add = crate::ports::shell::command(add);
     let stack = crate::ports::shell::command(&[format!("{here}terraform/cells/{cell}")]);
-    crate::say!(session.report, 
+    crate::say!(
+        session.report,
         "\nCell {cell} is ready. Next steps:\n  \
          1. Review and commit: git add {add} && git commit -m \"Add cell {cell}\"\n  \
-         2. Open a pull request; its workflow (.github/workflows/cellgen.yaml) runs `cellgen check`. Merge to {branch}: Flux syncs cells/{cell} from there.\n  \
+         2. Open a pull request; its workflow (.github/workflows/cellgen.yaml) runs `cellgen check` with the released cellgen, once the repository variable CELLGEN_RELEASES names the GitHub repository that publishes it (it fails until then). Merge to {branch}: Flux syncs cells/{cell} from there.\n  \
          3. Flux reads the repository with a deploy key WITHOUT write access (once per repository):\n       \
             ssh-keygen -t ed25519 -N '' -C flux-read-only -f flux-read-only\n       \
             then add flux-read-only.pub to the repository's deploy keys, \"Allow write access\" left off.\n  \

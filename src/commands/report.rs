@@ -149,8 +149,8 @@ impl Report {
     pub fn end(&mut self, succeeded: bool) -> Result<(), crate::error::CellgenError> {
         if self.json() {
             if succeeded {
-                let text = serde_json::to_string_pretty(&*self)
-                    .expect("a report of strings serialises");
+                let text =
+                    serde_json::to_string_pretty(&*self).expect("a report of strings serialises");
                 crate::outln!("{text}")?;
             } else {
                 for warning in &self.warnings {

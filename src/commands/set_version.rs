@@ -103,7 +103,8 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     // instead of replacing it with the shared version.
     crate::model::schema::refresh(&mut plan)?;
     if plan.is_empty() {
-        crate::say!(session.report, 
+        crate::say!(
+            session.report,
             "{} already run{} {} {}; nothing changed.",
             selected.join(", "),
             if selected.len() == 1 { "s" } else { "" },
@@ -119,16 +120,22 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     let what = if chart.is_oci_tag() { "tag" } else { "chart" };
     crate::say!(session.report)?;
     for (cell, from, to) in &outcome.moved {
-        crate::say!(session.report, "  {cell}: {} {what} {from} -> {to}", component.name)?;
+        crate::say!(
+            session.report,
+            "  {cell}: {} {what} {from} -> {to}",
+            component.name
+        )?;
     }
     match (&outcome.shared, outcome.own.as_slice()) {
-        (_, []) => crate::say!(session.report, 
+        (_, []) => crate::say!(
+            session.report,
             "\nEvery cell running {} is on {}: the shared definition ({}) says it, and no cell overrides it.",
             component.name,
             args.version,
             chart.file
         )?,
-        (_, own) => crate::say!(session.report, 
+        (_, own) => crate::say!(
+            session.report,
             "\nThe shared definition ({}) stays at {}; {} run{} a version of {} own (spec.patches of cells/<cell>/{}.yaml).",
             chart.location(),
             chart.version,
@@ -146,7 +153,8 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
             component.name, args.version
         )
     };
-    crate::say!(session.report, 
+    crate::say!(
+        session.report,
         "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, Flux upgrades the release in those cells.{next_stage}"
     )?;
     Ok(())
@@ -169,7 +177,8 @@ fn set_cilium(
     config.check_env_flags(&args.environments)?;
     let moved = cilium_version::set(plan, config, &args.environments, &args.version)?;
     if plan.is_empty() {
-        crate::say!(session.report, 
+        crate::say!(
+            session.report,
             "{} already run{} Cilium {}; nothing changed.",
             if args.environments.is_empty() {
                 "Every environment".to_string()
@@ -191,10 +200,14 @@ fn set_cilium(
     }
     crate::say!(session.report)?;
     for (env, from, to) in &moved {
-        crate::say!(session.report, "  {env}: cilium {from} -> {to} (cilium.version.{env} in cellgen.yaml)")?;
+        crate::say!(
+            session.report,
+            "  {env}: cilium {from} -> {to} (cilium.version.{env} in cellgen.yaml)"
+        )?;
     }
     let envs: Vec<&str> = moved.iter().map(|(e, _, _)| e.as_str()).collect();
-    crate::say!(session.report, 
+    crate::say!(
+        session.report,
         "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, `terraform apply` in each {} cell upgrades Cilium (helm_release.cilium). Then the next stage, e.g. `cellgen set-version cilium {} --env <environment>`.",
         envs.join(", "),
         args.version

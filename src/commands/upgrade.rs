@@ -61,12 +61,14 @@ fn print_report(
 ) -> Result<(), crate::error::CellgenError> {
     let version = crate::model::scaffold::VERSION;
     match (changed, dry_run) {
-        (false, _) => crate::say!(out, 
+        (false, _) => crate::say!(
+            out,
             "Nothing to change: the repository is up to date with cellgen {version}."
         )?,
-        (true, true) => {
-            crate::say!(out, "\nUpgrade to cellgen {version} (dry run: nothing was written).")?
-        }
+        (true, true) => crate::say!(
+            out,
+            "\nUpgrade to cellgen {version} (dry run: nothing was written)."
+        )?,
         (true, false) => crate::say!(out, "\nUpgraded to cellgen {version}.")?,
     }
     if !report.settings.is_empty() {
@@ -75,7 +77,8 @@ fn print_report(
             crate::say!(out, "  {line}")?;
         }
     }
-    crate::say!(out, 
+    crate::say!(
+        out,
         "\n  {:<28} {:>8} {:>6} {:>7} {:>5} {:>10} {:>8}",
         "",
         "replaced",
@@ -160,22 +163,30 @@ fn print_report(
         }
     }
     if !report.steps.is_empty() {
-        crate::say!(out, "\nFlux moves from flux_bootstrap_git to the Flux Operator; by hand:")?;
+        crate::say!(
+            out,
+            "\nFlux moves from flux_bootstrap_git to the Flux Operator; by hand:"
+        )?;
         for (i, step) in report.steps.iter().enumerate() {
             crate::say!(out, "  {}. {step}", i + 1)?;
         }
     }
     if !dry_run && changed {
-        crate::say!(out, 
+        crate::say!(
+            out,
             "\nNext: review the changes (`git diff`), run `cellgen check`, commit, and open a pull request. Then, in each cell's terraform/cells/<cell>, `terraform init -upgrade` (add -reconfigure if its backend.tf changed) and `terraform plan` before `terraform apply`."
         )?;
     }
     Ok(())
 }
 
-fn print_counts(out: &mut super::report::Report, group: &Group) -> Result<(), crate::error::CellgenError> {
+fn print_counts(
+    out: &mut super::report::Report,
+    group: &Group,
+) -> Result<(), crate::error::CellgenError> {
     let name = group.cell.as_deref().unwrap_or("(repository)");
-    crate::say!(out, 
+    crate::say!(
+        out,
         "  {:<28} {:>8} {:>6} {:>7} {:>5} {:>10} {:>8}",
         name,
         group.count(|o| matches!(o, Outcome::Replaced)),

@@ -108,7 +108,9 @@ impl CellName {
         // so `us-east-1-staging-2` is region `us-east-1` and environment `staging-2`.
         let known_region = AWS_REGIONS
             .iter()
-            .filter(|r| name.len() > r.len() + 1 && name.starts_with(*r) && name.as_bytes()[r.len()] == b'-')
+            .filter(|r| {
+                name.len() > r.len() + 1 && name.starts_with(*r) && name.as_bytes()[r.len()] == b'-'
+            })
             .max_by_key(|r| r.len());
         let (region, environment) = match known_region {
             Some(region) => (*region, &name[region.len() + 1..]),

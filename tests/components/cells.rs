@@ -191,7 +191,10 @@ fn list_cells_as_a_table_and_as_json() {
 
     // A repository without cells.
     let empty = temp_dir();
-    run_ok(empty.path(), &["init", "--git-url", GIT_URL]);
+    run_ok(
+        empty.path(),
+        &["init", "--git-url", GIT_URL, "--admin-role-arn", ADMIN_ROLE],
+    );
     assert_contains(
         &run_ok(empty.path(), &["list"]),
         &["No cells yet", "cellgen new"],

@@ -127,7 +127,14 @@ fn cluster_access_flags_are_checked() {
     ];
     for (flags, words) in cases {
         let dir = temp_dir();
-        let mut args = vec!["new", PROD, "--git-url", GIT_URL];
+        let mut args = vec![
+            "new",
+            PROD,
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ];
         args.extend_from_slice(flags);
         let out = run(dir.path(), &args);
         let stderr = String::from_utf8_lossy(&out.stderr);
