@@ -245,6 +245,12 @@ pub enum CellgenError {
         this: String,
     },
 
+    /// The change would leave errors `cellgen check` reports (the findings, as check prints them).
+    #[error(
+        "nothing was written: after this change `cellgen check` would report what follows, which the repository does not have now. Change what the command was given (or the files the findings name) and run it again.\n\n{findings}"
+    )]
+    PlannedFindings { findings: String },
+
     /// Ctrl-C (or end of input) at a question: nothing was planned or written yet.
     #[error("cancelled at the question `{prompt}`: nothing was written")]
     Cancelled { prompt: String },

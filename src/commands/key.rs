@@ -73,6 +73,7 @@ pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
     }
     state::track_all_edits(&mut plan, "")?;
     crate::model::schema::refresh(&mut plan)?;
+    super::precheck::refuse_new_errors(&repo, &plan)?;
     super::finish(session, &plan, &[], dry_run)?;
     if !dry_run && !plan.is_empty() {
         crate::say!(session.report, "\n{done}")?;

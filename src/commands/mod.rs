@@ -21,6 +21,7 @@ mod key;
 mod list;
 mod man;
 mod new;
+mod precheck;
 pub(crate) mod remove_cell;
 mod render;
 mod repair;

@@ -98,6 +98,16 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
         .into());
     }
     let outcome = versions::set_version(&mut plan, &chart, &running, &selected, &args.version)?;
+    // Going back is allowed (a roll-back is a fix too) but never silent: a chart's older
+    // version may not undo what the newer one changed (CRDs, stored objects).
+    for (cell, from, to) in &outcome.moved {
+        if versions::is_older(to, from) == Some(true) {
+            session.warn(format!(
+                "{cell} goes back from {} {from} to {to}: Helm downgrades the release, but the older chart may not handle what the newer one left (CRDs, stored versions); check its upgrade notes before merging",
+                component.name
+            ));
+        }
+    }
     // The records keep the text cellgen generated: a cell's own version is a choice made on top
     // of it, like a hand edit, so `new --force` keeps it and `upgrade` merges it (as ours)
     // instead of replacing it with the shared version.
@@ -113,6 +123,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
         )?;
         return Ok(());
     }
+    super::precheck::refuse_new_errors(&repo, &plan)?;
     super::finish(session, &plan, &[], args.dry_run)?;
     if args.dry_run {
         return Ok(());
@@ -176,6 +187,13 @@ fn set_cilium(
     }
     config.check_env_flags(&args.environments)?;
     let moved = cilium_version::set(plan, config, &args.environments, &args.version)?;
+    for (env, from, to) in &moved {
+        if versions::is_older(to, from) == Some(true) {
+            session.warn(format!(
+                "the {env} cells go back from Cilium {from} to {to}: Cilium supports a downgrade only to the previous minor version, after its own pre-flight steps; read its downgrade notes before applying"
+            ));
+        }
+    }
     if plan.is_empty() {
         crate::say!(
             session.report,

@@ -84,6 +84,17 @@ fn documents(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Whether version `to` is older than `from`, both semver-like (`v1.21.0`, `1.19.1`); None
+/// when either is no such version (a tag like `latest`), which nothing can tell.
+pub fn is_older(to: &str, from: &str) -> Option<bool> {
+    let parse = |v: &str| -> Option<Vec<u64>> {
+        let core = v.trim_start_matches('v').split(['-', '+']).next()?;
+        core.split('.').map(|n| n.parse().ok()).collect()
+    };
+    let (to, from) = (parse(to)?, parse(from)?);
+    Some(to < from)
+}
+
 /// The chart version (or OCI tag) a component's files say, as `list components` shows it: the
 /// HelmRelease's `spec.chart.spec.version`, else an OCIRepository's `spec.ref.tag`.
 pub fn version_in<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<String> {
