@@ -871,6 +871,13 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
     // The scp-like form is rewritten to ssh://.
     session.send_line("git@github.com:acme/infra.git").unwrap();
     expect(&mut session, "IAM roles that administer the clusters");
+    // An empty answer to a question that needs one says why, then asks again (issue 21).
+    session.send_line("").unwrap();
+    expect(
+        &mut session,
+        "An answer is needed: a cell's first `terraform apply` fails",
+    );
+    expect(&mut session, "IAM roles that administer the clusters");
     session
         .send_line("arn:aws:sts::123456789012:assumed-role/admin/me")
         .unwrap();
@@ -938,4 +945,59 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
                 .contains("- ../../components/aws-ebs-csi-driver/controllers"),
         "chose aws-ebs-csi-driver in the multi-select, but the cell does not run it"
     );
+}
+
+/// Ctrl-C at a picker (issue 21): the cursor the picker hid is shown again, cellgen exits like
+/// an interrupted shell command (130), and nothing was written.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_at_a_picker_restores_the_cursor_and_writes_nothing() {
+    use std::time::Duration;
+
+    use expectrl::{Eof, Session, WaitStatus};
+
+    let dir = temp_dir();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cellgen"));
+    cmd.current_dir(dir.path())
+        .args([
+            "new",
+            "eu-west-2-dev",
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+            "--public-endpoint-cidrs",
+            "",
+            "--dns-zones",
+            DNS_ZONE,
+            "--kubernetes-version",
+            "1.33",
+            "--no-egress-gateway",
+        ])
+        .env_remove("CELLGEN_NO_INPUT")
+        .env("TERM", "xterm");
+    isolate(&mut cmd);
+    let mut session = Session::spawn(cmd).expect("cannot start cellgen on a PTY");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    session
+        .expect("Optional components")
+        .expect("cellgen never showed the component picker");
+    session.send("\x03").unwrap();
+    let rest = session.expect(Eof).expect("cellgen did not exit");
+    let after: String = String::from_utf8_lossy(rest.before()).into_owned();
+    assert!(
+        after.contains("\x1b[?25h"),
+        "the cursor was not shown again after Ctrl-C: {after:?}"
+    );
+    assert!(after.contains("cancelled"), "{after:?}");
+    let status = session.get_process().wait().unwrap();
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 130)),
+        "cellgen exited with {status:?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "Ctrl-C at a question wrote {left:?}");
 }

@@ -574,7 +574,9 @@ impl Planned {
         let mut add: Vec<(OsString, Kind)> = Vec::new();
         for (path, text) in &self.files {
             let Some(name) = child(path) else { continue };
-            listing.entries.retain(|(n, _)| n.to_str() != Some(name.as_str()));
+            listing
+                .entries
+                .retain(|(n, _)| n.to_str() != Some(name.as_str()));
             if text.is_some() {
                 add.push((OsString::from(name), Kind::File));
             }
@@ -583,7 +585,11 @@ impl Planned {
             let Some(name) = child(dir).filter(|n| !n.is_empty()) else {
                 continue;
             };
-            if !listing.entries.iter().any(|(n, _)| n.to_str() == Some(name.as_str())) {
+            if !listing
+                .entries
+                .iter()
+                .any(|(n, _)| n.to_str() == Some(name.as_str()))
+            {
                 add.push((OsString::from(name), Kind::Dir));
             }
         }
@@ -591,7 +597,9 @@ impl Planned {
             return;
         }
         let made = !add.is_empty() || self.dirs.contains(rel.as_str());
-        listing.entries.extend(add.into_iter().map(|(n, k)| (n, Ok(k))));
+        listing
+            .entries
+            .extend(add.into_iter().map(|(n, k)| (n, Ok(k))));
         if made && !listing.opened {
             listing.opened = true;
             listing.error = None;
