@@ -584,7 +584,10 @@ fn bad_input_cases() -> Vec<BadInput> {
             setup: |dir| edit_config(dir, "schema: 1", "schema: 1\nlayerz: []"),
             args: args(&["new", PROD]),
             code: 1,
-            words: &["cellgen.yaml", "unknown field `layerz`"],
+            words: &[
+                "cellgen.yaml",
+                "`layerz` is not a setting cellgen knows here. Did you mean `layers`?",
+            ],
         },
         BadInput {
             what: "layer depends on an unknown layer",
@@ -984,7 +987,10 @@ fn ctrl_c_at_a_picker_restores_the_cursor_and_writes_nothing() {
         .expect("cellgen never showed the component picker");
     session.send("\x03").unwrap();
     let rest = session.expect(Eof).expect("cellgen did not exit");
-    let after: String = String::from_utf8_lossy(rest.before()).into_owned();
+    let mut after = String::from_utf8_lossy(rest.before()).into_owned();
+    for m in rest.matches() {
+        after.push_str(&String::from_utf8_lossy(m));
+    }
     assert!(
         after.contains("\x1b[?25h"),
         "the cursor was not shown again after Ctrl-C: {after:?}"

@@ -514,7 +514,13 @@ fn resolve_admin_roles(session: &mut Session, args: &RepoArgs) -> Result<Vec<Str
             .into_iter()
             .map(|a| a.trim().to_string())
             .filter(|a| !a.is_empty())
-            .collect();
+            .fold(Vec::new(), |mut seen, a| {
+                // The same role given twice is one access entry.
+                if !seen.contains(&a) {
+                    seen.push(a);
+                }
+                seen
+            });
         match arns.iter().find_map(|a| config::admin_role_arn_problem(a)) {
             Some(problem) => Err(problem),
             None => Ok(arns),

@@ -1,8 +1,9 @@
 //! Before a command writes: `cellgen check` on the repository as the plan would leave it, so a
 //! command never writes what the next `check` rejects (issue 21). The same analysis, on the
-//! working tree with the plan laid over it (`FileStore::planned`); only the errors the
-//! repository does not have already refuse the change, so an unrelated broken cell does not
-//! block every other command.
+//! working tree with the plan laid over it (`FileStore::planned`). Only errors in a file the
+//! change writes, of a kind that file does not have already, refuse it: an unrelated broken
+//! cell or component does not block every other command, and a file already failing a rule
+//! (a key renamed in a manifest that lacked it) is not the change's doing.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -32,7 +33,7 @@ pub fn refuse_new_errors(repo: &Repo, plan: &Plan) -> Result<()> {
         mode: crate::ports::kustomize::Mode::Auto,
         ends_process: false,
     };
-    let key = |f: &Finding| (f.code, f.file.clone(), f.message.clone());
+    let key = |f: &Finding| (f.code, f.file.clone());
     let now: HashSet<_> = Catalog::load(&templates, &Plan::new(&repo.root))
         .ok()
         .and_then(|catalog| {
@@ -48,6 +49,7 @@ pub fn refuse_new_errors(repo: &Repo, plan: &Plan) -> Result<()> {
         config_text: text,
     };
     let catalog = Catalog::load(&templates, plan)?;
+    let changed: HashSet<&str> = plan.changed().map(|(p, _)| p.as_str()).collect();
     let files = Arc::new(FileStore::planned(&repo.root, plan.changed()));
     // An analysis that cannot run at all here is `check`'s to report, not a reason to refuse.
     let Ok(after) = check::run_reading(&planned, &catalog, &options, &files, None) else {
@@ -56,7 +58,11 @@ pub fn refuse_new_errors(repo: &Repo, plan: &Plan) -> Result<()> {
     let new: Vec<Finding> = after
         .findings
         .into_iter()
-        .filter(|f| f.severity == Severity::Error && !now.contains(&key(f)))
+        .filter(|f| {
+            f.severity == Severity::Error
+                && changed.contains(f.file.as_str())
+                && !now.contains(&key(f))
+        })
         .collect();
     if new.is_empty() {
         return Ok(());

@@ -12,19 +12,25 @@ use crate::writer::plan::Plan;
 pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
     // A misspelt cell is most likely one of the repository's: suggest it before explaining
-    // what a cell name looks like (or suggesting an environment to add).
-    let cells = repo.cells()?;
-    if !cells.contains(&args.cell)
-        && let Some(near) = crate::suggest::misspelt(&args.cell, cells.iter().map(String::as_str))
-    {
-        return Err(crate::error::CellgenError::UnknownCell {
-            name: args.cell.clone(),
-            hint: format!(" Did you mean `{near}`?"),
-            cells,
+    // what a cell name looks like (or suggesting an environment to add). A well-formed name is
+    // left to `teardown`, which also knows cells Git shows removed.
+    let cell = match CellName::parse(&args.cell, &repo.config.environments) {
+        Ok(cell) => cell,
+        Err(err) => {
+            let cells = repo.cells()?;
+            return Err(
+                match crate::suggest::misspelt(&args.cell, cells.iter().map(String::as_str)) {
+                    Some(near) => crate::error::CellgenError::UnknownCell {
+                        name: args.cell.clone(),
+                        hint: format!(" Did you mean `{near}`?"),
+                        cells,
+                    },
+                    None => err,
+                }
+                .into(),
+            );
         }
-        .into());
-    }
-    let cell = CellName::parse(&args.cell, &repo.config.environments)?;
+    };
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root);
     let catalog = Catalog::load(&templates, &plan)?;

@@ -152,15 +152,15 @@ impl Report {
                 let text =
                     serde_json::to_string_pretty(&*self).expect("a report of strings serialises");
                 crate::outln!("{text}")?;
-            } else {
-                for warning in &self.warnings {
-                    crate::errln!("warning: {warning}");
-                }
             }
             return Ok(());
         }
-        for warning in &self.warnings {
-            crate::errln!("warning: {warning}");
+        // A command that failed wrote nothing: its warnings were about a change that is not
+        // there, and would only bury the error.
+        if succeeded {
+            for warning in &self.warnings {
+                crate::errln!("warning: {warning}");
+            }
         }
         Ok(())
     }

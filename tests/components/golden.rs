@@ -332,7 +332,14 @@ fn dry_run_prints_a_unified_diff_and_writes_nothing() {
 
 #[test]
 fn new_with_components_equals_new_then_add_component() {
-    let url = ["--git-url", GIT_URL, "--dns-zones", DNS_ZONE];
+    let url = [
+        "--git-url",
+        GIT_URL,
+        "--dns-zones",
+        DNS_ZONE,
+        "--admin-role-arn",
+        ADMIN_ROLE,
+    ];
     // A first cell.
     let together = temp_dir();
     run_ok(
