@@ -135,7 +135,10 @@ fn a_dry_run_shows_the_real_files_and_summarises_the_records() {
         diff.contains("+++ b/terraform/cells/eu-west-2-prod/cluster.tf"),
         "{diff}"
     );
-    assert!(!diff.contains("+++ b/.cellgen/"), "records in the dry run's diff");
+    assert!(
+        !diff.contains("+++ b/.cellgen/"),
+        "records in the dry run's diff"
+    );
     assert!(
         stderr(&out).contains("of cellgen's records under .cellgen/, not shown: --verbose"),
         "{}",

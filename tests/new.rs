@@ -950,8 +950,8 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
     );
 }
 
-/// Ctrl-C at a picker (issue 21): the cursor the picker hid is shown again, cellgen exits like
-/// an interrupted shell command (130), and nothing was written.
+/// Ctrl-C at a picker (issue 21): the cursor the picker hid is shown again, cellgen ends like
+/// an interrupted shell command, and nothing was written.
 #[cfg(unix)]
 #[test]
 fn ctrl_c_at_a_picker_restores_the_cursor_and_writes_nothing() {
@@ -995,10 +995,12 @@ fn ctrl_c_at_a_picker_restores_the_cursor_and_writes_nothing() {
         after.contains("\x1b[?25h"),
         "the cursor was not shown again after Ctrl-C: {after:?}"
     );
-    assert!(after.contains("cancelled"), "{after:?}");
     let status = session.get_process().wait().unwrap();
+    // Ctrl-C is a key in the picker's raw mode (cellgen says it was cancelled and exits 130)
+    // or SIGINT between two keys (cellgen ends by it, as a shell reports with 130).
     assert!(
-        matches!(status, WaitStatus::Exited(_, 130)),
+        matches!(status, WaitStatus::Exited(_, 130))
+            || matches!(status, WaitStatus::Signaled(_, expectrl::Signal::SIGINT, _)),
         "cellgen exited with {status:?}"
     );
     let left: Vec<_> = std::fs::read_dir(dir.path())

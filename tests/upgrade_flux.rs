@@ -332,9 +332,15 @@ fn upgrade_moves_the_workflow_to_the_gate_that_fails_closed() {
     assert_eq!(code, 0, "{out}\n{err}");
     let new = read(&path);
     assert!(new.ends_with(own), "the team's step is gone:\n{new}");
-    assert!(!new.contains("CELLGEN_GIT_URL") && !new.contains("cargo install"), "{new}");
+    assert!(
+        !new.contains("CELLGEN_GIT_URL") && !new.contains("cargo install"),
+        "{new}"
+    );
     assert!(new.contains("sha256sum --strict -c"), "{new}");
-    assert!(new.contains(&format!("CELLGEN_VERSION: \"{}\"", env!("CARGO_PKG_VERSION"))));
+    assert!(new.contains(&format!(
+        "CELLGEN_VERSION: \"{}\"",
+        env!("CARGO_PKG_VERSION")
+    )));
     let flow: Value = yaml_serde::from_str(&new).unwrap();
     let check = flow["jobs"]["check"]["steps"]
         .as_array()

@@ -424,7 +424,10 @@ fn writing_commands_refresh_the_schemas_a_repository_has() {
     fs::remove_file(&component_schema).unwrap();
 
     // The records and schemas of .cellgen/ show in a dry run with --verbose.
-    let out = run_ok(root, &["add-component", "karpenter", "--dry-run", "--verbose"]);
+    let out = run_ok(
+        root,
+        &["add-component", "karpenter", "--dry-run", "--verbose"],
+    );
     assert!(
         out.contains("b/.cellgen/schemas/cellgen.schema.json"),
         "{out}"

@@ -151,11 +151,21 @@ fn cluster_access_flags_are_checked() {
     let out = cellgen()
         .arg("-C")
         .arg(dir.path())
-        .args(["new", PROD, "--public-endpoint-cidrs", "", "--allow-no-admin"])
+        .args([
+            "new",
+            PROD,
+            "--public-endpoint-cidrs",
+            "",
+            "--allow-no-admin",
+        ])
         .args(["--git-url", GIT_URL, "--dns-zones", DNS_ZONE])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("no cluster admin role"));
     let config = read(&dir.path().join("cellgen.yaml"));
     assert!(

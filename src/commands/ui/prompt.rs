@@ -43,12 +43,48 @@ pub struct Terminal {
 
 /// Shows the cursor again when dropped: a picker hides it while it draws, and returns early
 /// (Ctrl-C reads as an error in its raw mode) without showing it, which left the shell's cursor
-/// hidden. Dropping runs on every path out of a question: an answer, an error, a panic.
-struct CursorGuard;
+/// hidden. Dropping runs on every path out of a question: an answer, an error, a panic. Between
+/// two keys the terminal is not in raw mode, so Ctrl-C is SIGINT there: while a question is
+/// open, a handler shows the cursor and then lets the signal end cellgen as it would have.
+struct CursorGuard {
+    #[cfg(unix)]
+    previous: libc::sighandler_t,
+}
+
+#[cfg(unix)]
+extern "C" fn show_cursor_then_die(signal: libc::c_int) {
+    const SHOW: &[u8] = b"\x1b[?25h\n";
+    // SAFETY: write, signal and raise are async-signal-safe; nothing else runs here.
+    unsafe {
+        libc::write(2, SHOW.as_ptr().cast(), SHOW.len());
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+impl CursorGuard {
+    fn new() -> CursorGuard {
+        #[cfg(unix)]
+        {
+            let handler = show_cursor_then_die as extern "C" fn(libc::c_int);
+            // SAFETY: installs a handler that only calls async-signal-safe functions; the
+            // previous disposition is restored on drop.
+            let previous = unsafe { libc::signal(libc::SIGINT, handler as libc::sighandler_t) };
+            CursorGuard { previous }
+        }
+        #[cfg(not(unix))]
+        CursorGuard {}
+    }
+}
 
 impl Drop for CursorGuard {
     fn drop(&mut self) {
         let _ = console::Term::stderr().show_cursor();
+        #[cfg(unix)]
+        // SAFETY: puts back the disposition `new` found.
+        unsafe {
+            libc::signal(libc::SIGINT, self.previous);
+        }
     }
 }
 
@@ -76,7 +112,7 @@ impl Prompter for Terminal {
         true
     }
     fn input(&mut self, prompt: &str, default: Option<&str>) -> Result<String> {
-        let _cursor = CursorGuard;
+        let _cursor = CursorGuard::new();
         // An empty answer is returned, not silently re-asked: the caller says whether it is
         // allowed (an optional list) or why one is needed (`required`).
         let mut input = dialoguer::Input::<String>::with_theme(&self.theme)
@@ -88,7 +124,7 @@ impl Prompter for Terminal {
         answered(prompt, input.interact_text())
     }
     fn confirm(&mut self, prompt: &str, default: bool) -> Result<bool> {
-        let _cursor = CursorGuard;
+        let _cursor = CursorGuard::new();
         answered(
             prompt,
             dialoguer::Confirm::with_theme(&self.theme)
@@ -98,7 +134,7 @@ impl Prompter for Terminal {
         )
     }
     fn select(&mut self, prompt: &str, items: &[String]) -> Result<usize> {
-        let _cursor = CursorGuard;
+        let _cursor = CursorGuard::new();
         answered(
             prompt,
             dialoguer::Select::with_theme(&self.theme)
@@ -109,7 +145,7 @@ impl Prompter for Terminal {
         )
     }
     fn multi_select(&mut self, prompt: &str, items: &[String]) -> Result<Vec<usize>> {
-        let _cursor = CursorGuard;
+        let _cursor = CursorGuard::new();
         answered(
             prompt,
             dialoguer::MultiSelect::with_theme(&self.theme)
