@@ -630,7 +630,10 @@ pub const EXIT_STATUS: &str =
 
 /// Examples per command, as typed in a repository (`cellgen new` makes one in an empty Git
 /// directory): (command path, [(example, what it does)]).
-const EXAMPLES: &[(&[&str], &[(&str, &str)])] = &[
+/// (an example, what it does).
+type Example = (&'static str, &'static str);
+
+const EXAMPLES: &[(&[&str], &[Example])] = &[
     (
         &["init"],
         &[(
@@ -777,7 +780,7 @@ const EXAMPLES: &[(&[&str], &[(&str, &str)])] = &[
     ),
 ];
 
-fn after_help(examples: &[(&str, &str)]) -> String {
+fn after_help(examples: &[Example]) -> String {
     let mut text = String::from("Examples:\n");
     for (example, what) in examples {
         text.push_str(&format!("  # {what}\n  {example}\n"));

@@ -49,7 +49,7 @@ fn the_workflow_always_runs_the_check_with_a_checksum_verified_release_binary() 
         "{text}"
     );
 
-    let position = |pred: &dyn Fn(&Value) -> bool| steps.iter().position(|s| pred(s));
+    let position = |pred: &dyn Fn(&Value) -> bool| steps.iter().position(pred);
     let install = position(&|s| {
         s["run"]
             .as_str()
