@@ -6,6 +6,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use clap_complete::engine::ArgValueCandidates;
+
+use crate::commands::completions as complete;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -19,20 +22,28 @@ request, not the cluster."
 )]
 pub struct Cli {
     /// Run as if cellgen was started in DIR.
-    #[arg(short = 'C', long = "directory", global = true, value_name = "DIR")]
+    #[arg(
+        short = 'C',
+        long = "directory",
+        global = true,
+        value_name = "DIR",
+        help_heading = "Global options"
+    )]
     pub directory: Option<PathBuf>,
 
     /// Never prompt: use defaults, and fail naming the flag where there is none.
-    #[arg(long, global = true, env = "CELLGEN_NO_INPUT", value_parser = clap::builder::BoolishValueParser::new())]
+    #[arg(long, global = true, env = "CELLGEN_NO_INPUT", value_parser = clap::builder::BoolishValueParser::new(), help_heading = "Global options")]
     pub no_input: bool,
 
-    /// When to colour the output (and draw progress bars in colour).
+    /// When to colour: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(
         long,
         global = true,
         value_enum,
         default_value = "auto",
-        value_name = "WHEN"
+        value_name = "WHEN",
+        hide_possible_values = true,
+        help_heading = "Global options"
     )]
     pub color: ColorChoice,
 
@@ -128,6 +139,28 @@ pub struct SchemaArgs {
     pub file: SchemaTarget,
 }
 
+/// How a command that writes reports what it did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Each file created, updated, deleted or kept, then what to do next; warnings last.
+    #[default]
+    Text,
+    /// One JSON object on stdout: changes, kept files, warnings and notes.
+    Json,
+}
+
+/// The report options every command that writes has.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// How to report what was done.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReportFormat,
+
+    /// With --dry-run, also show the diff of cellgen's records (.cellgen/), which is otherwise one summary line.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum CheckFormat {
     Text,
@@ -160,6 +193,7 @@ pub struct RenderOptions {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Cells to check (default: all).
+    #[arg(add = ArgValueCandidates::new(complete::cells))]
     pub cells: Vec<String>,
 
     #[arg(long, value_enum, default_value = "text")]
@@ -172,10 +206,11 @@ pub struct CheckArgs {
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// The cell to render.
+    #[arg(add = ArgValueCandidates::new(complete::cells))]
     pub cell: String,
 
     /// Only this layer (a Flux Kustomization name, e.g. controllers).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = ArgValueCandidates::new(complete::layers))]
     pub layer: Option<String>,
 
     #[command(flatten)]
@@ -213,6 +248,7 @@ pub struct DiffArgs {
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The cell (default: the one the ConfigMap's cell_name names, else the only cell).
+    #[arg(add = ArgValueCandidates::new(complete::cells))]
     pub cell: Option<String>,
 
     /// The real ConfigMap: `kubectl get configmap cell-metadata -n flux-system -o yaml` output, or `terraform show -json` output of the cell's stack.
@@ -239,6 +275,7 @@ pub enum GraphFormat {
 #[derive(Debug, Args)]
 pub struct GraphArgs {
     /// Only this cell (default: every cell).
+    #[arg(add = ArgValueCandidates::new(complete::cells))]
     pub cell: Option<String>,
 
     #[arg(long, value_enum, default_value = "text")]
@@ -248,12 +285,14 @@ pub struct GraphArgs {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// The key, e.g. karpenter_node_role (or `${karpenter_node_role}`).
+    #[arg(add = ArgValueCandidates::new(complete::keys))]
     pub key: String,
 }
 
 #[derive(Debug, Args)]
 pub struct ValuesArgs {
     /// The cell.
+    #[arg(add = ArgValueCandidates::new(complete::cells))]
     pub cell: String,
 }
 
@@ -272,10 +311,11 @@ pub struct EnvsubstArgs {
 #[derive(Debug, Args)]
 pub struct ComponentArgs {
     /// Component name, e.g. karpenter (see `cellgen list components`).
+    #[arg(add = ArgValueCandidates::new(complete::components))]
     pub name: String,
 
     /// The cell (default: the cell of the current directory, else the only cell).
-    #[arg(long, value_name = "CELL")]
+    #[arg(long, value_name = "CELL", add = ArgValueCandidates::new(complete::cells))]
     pub cell: Option<String>,
 
     /// Also add the components this one requires.
@@ -285,6 +325,9 @@ pub struct ComponentArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `remove-component` removes only the named component (what it required stays; what requires
@@ -292,27 +335,34 @@ pub struct ComponentArgs {
 #[derive(Debug, Args)]
 pub struct RemoveComponentArgs {
     /// Component name, e.g. karpenter (see `cellgen list components`).
+    #[arg(add = ArgValueCandidates::new(complete::components))]
     pub name: String,
 
     /// The cell (default: the cell of the current directory, else the only cell).
-    #[arg(long, value_name = "CELL")]
+    #[arg(long, value_name = "CELL", add = ArgValueCandidates::new(complete::cells))]
     pub cell: Option<String>,
 
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `upgrade`.
 #[derive(Debug, Args)]
 pub struct UpgradeArgs {
     /// Cells to upgrade (default: all); the repository's own files and settings are upgraded either way.
-    #[arg(value_name = "CELL")]
+    #[arg(value_name = "CELL", add = ArgValueCandidates::new(complete::cells))]
     pub cells: Vec<String>,
 
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -370,6 +420,10 @@ pub struct RepoArgs {
     /// Route53 hosted zones (public, by name) external-dns and cert-manager may change, comma-separated, for every environment (dns.zones in cellgen.yaml).
     #[arg(long, value_name = "ZONES", value_delimiter = ',')]
     pub dns_zones: Option<Vec<String>>,
+
+    /// Create the repository without a cluster admin role (a cell's first `terraform apply` then fails until cellgen.yaml lists one).
+    #[arg(long)]
+    pub allow_no_admin: bool,
 }
 
 #[derive(Debug, Args)]
@@ -380,6 +434,9 @@ pub struct InitArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
@@ -422,12 +479,16 @@ pub struct NewArgs {
     /// Settings for the repository scaffold, used only when there is no cellgen.yaml yet.
     #[command(flatten)]
     pub repo: RepoArgs,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `remove-cell`.
 #[derive(Debug, Args)]
 pub struct RemoveCellArgs {
     /// The cell to remove, e.g. eu-west-2-prod.
+    #[arg(add = ArgValueCandidates::new(complete::cells))]
     pub cell: String,
 
     /// `terraform destroy` has run for the cell: also remove terraform/cells/<cell> (without it the stack stays, since its state may still hold live resources).
@@ -437,28 +498,35 @@ pub struct RemoveCellArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `set-version`.
 #[derive(Debug, Args)]
 pub struct SetVersionArgs {
     /// Component whose chart moves, e.g. cert-manager (see `cellgen list`), or cilium (per environment in cellgen.yaml).
+    #[arg(add = ArgValueCandidates::new(complete::components))]
     pub component: String,
 
     /// The chart version (semver, e.g. v1.21.0) or, for a chart from an OCIRepository, the tag.
     pub version: String,
 
     /// Only the cells of this environment; repeatable or comma-separated.
-    #[arg(long = "env", value_name = "ENV", value_delimiter = ',')]
+    #[arg(long = "env", value_name = "ENV", value_delimiter = ',', add = ArgValueCandidates::new(complete::environments))]
     pub environments: Vec<String>,
 
     /// Only this cell; repeatable or comma-separated.
-    #[arg(long = "cell", value_name = "CELL", value_delimiter = ',')]
+    #[arg(long = "cell", value_name = "CELL", value_delimiter = ',', add = ArgValueCandidates::new(complete::cells))]
     pub cells: Vec<String>,
 
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `key`.
@@ -506,21 +574,25 @@ pub struct KeyAddArgs {
     pub description: String,
 
     /// Only this cell writes it; repeatable or comma-separated.
-    #[arg(long = "cell", value_name = "CELL", value_delimiter = ',')]
+    #[arg(long = "cell", value_name = "CELL", value_delimiter = ',', add = ArgValueCandidates::new(complete::cells))]
     pub cells: Vec<String>,
 
     /// Only the cells of this environment write it (new ones too); repeatable or comma-separated.
-    #[arg(long = "env", value_name = "ENV", value_delimiter = ',')]
+    #[arg(long = "env", value_name = "ENV", value_delimiter = ',', add = ArgValueCandidates::new(complete::environments))]
     pub environments: Vec<String>,
 
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct KeyRenameArgs {
     /// The key's name now.
+    #[arg(add = ArgValueCandidates::new(complete::keys))]
     pub old: String,
 
     /// Its new name, a Flux variable name.
@@ -529,14 +601,224 @@ pub struct KeyRenameArgs {
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct KeyRemoveArgs {
     /// The key to remove.
+    #[arg(add = ArgValueCandidates::new(complete::keys))]
     pub name: String,
 
     /// Print the changes as a unified diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// How every command exits, under `--help` and in the man pages.
+pub const EXIT_STATUS: &str =
+    "  0    success (check, verify: no errors, warnings allowed; diff --exit-code: nothing changed)
+  1    failure: an error, findings of check or verify, conflicts written by upgrade, changes
+       found by diff --exit-code
+  2    usage error: a bad flag or name, or a value missing with no terminal to ask on
+  130  cancelled with Ctrl-C (128 + the signal for another one); nothing half-written is left";
+
+/// Examples per command, as typed in a repository (`cellgen new` makes one in an empty Git
+/// directory): (command path, [(example, what it does)]).
+/// (an example, what it does).
+type Example = (&'static str, &'static str);
+
+const EXAMPLES: &[(&[&str], &[Example])] = &[
+    (
+        &["init"],
+        &[(
+            "cellgen init --git-url ssh://git@github.com/acme/infra.git --admin-role-arn arn:aws:iam::123456789012:role/platform-admin",
+            "the repository scaffold alone",
+        )],
+    ),
+    (
+        &["new"],
+        &[
+            (
+                "cellgen new eu-west-2-prod --git-url ssh://git@github.com/acme/infra.git --admin-role-arn arn:aws:iam::123456789012:role/platform-admin",
+                "the first cell, and the repository with it",
+            ),
+            (
+                "cellgen new us-east-1-staging --components karpenter,kyverno",
+                "another cell, with components",
+            ),
+            (
+                "cellgen new us-east-1-staging --dry-run",
+                "the diff, nothing written",
+            ),
+        ],
+    ),
+    (
+        &["add-component"],
+        &[(
+            "cellgen add-component karpenter --cell eu-west-2-prod",
+            "Karpenter in one cell",
+        )],
+    ),
+    (
+        &["remove-component"],
+        &[(
+            "cellgen remove-component karpenter --cell eu-west-2-prod",
+            "the exact inverse",
+        )],
+    ),
+    (
+        &["remove-cell"],
+        &[
+            (
+                "cellgen remove-cell us-east-1-staging",
+                "the Flux side, and the tear-down to run",
+            ),
+            (
+                "cellgen remove-cell us-east-1-staging --terraform-destroyed",
+                "the stack too, once destroyed",
+            ),
+        ],
+    ),
+    (
+        &["set-version"],
+        &[
+            (
+                "cellgen set-version cert-manager v1.21.1 --env dev",
+                "the dev cells first",
+            ),
+            (
+                "cellgen set-version cilium 1.19.1 --env dev",
+                "Cilium, per environment",
+            ),
+        ],
+    ),
+    (
+        &["key", "add"],
+        &[(
+            "cellgen key add jobs_queue_url --terraform aws_sqs_queue.jobs.url --example https://sqs.eu-west-2.amazonaws.com/123456789012/jobs --description \"The jobs queue\"",
+            "a key on both sides",
+        )],
+    ),
+    (
+        &["key", "rename"],
+        &[(
+            "cellgen key rename jobs_queue_url job_queue_url",
+            "everywhere at once",
+        )],
+    ),
+    (
+        &["key", "remove"],
+        &[("cellgen key remove job_queue_url", "a key no manifest uses")],
+    ),
+    (
+        &["upgrade"],
+        &[(
+            "cellgen upgrade --dry-run",
+            "what a newer cellgen would change",
+        )],
+    ),
+    (
+        &["list"],
+        &[
+            ("cellgen list", "the cells"),
+            ("cellgen list components", "the catalog"),
+        ],
+    ),
+    (
+        &["check"],
+        &[
+            ("cellgen check", "every cell"),
+            ("cellgen check --format github", "as CI runs it"),
+        ],
+    ),
+    (
+        &["render"],
+        &[(
+            "cellgen render eu-west-2-prod --layer configs",
+            "what Flux would apply",
+        )],
+    ),
+    (
+        &["diff"],
+        &[(
+            "cellgen diff --base origin/main",
+            "what each cell would apply differently",
+        )],
+    ),
+    (
+        &["verify"],
+        &[(
+            "kubectl get configmap cell-metadata -n flux-system -o yaml | cellgen verify eu-west-2-prod --from /dev/stdin",
+            "a live cell against the contract",
+        )],
+    ),
+    (
+        &["explain"],
+        &[(
+            "cellgen explain cluster_name",
+            "where a key comes from and who reads it",
+        )],
+    ),
+    (
+        &["completions"],
+        &[
+            (
+                "cellgen completions bash > ~/.local/share/bash-completion/completions/cellgen",
+                "a static script",
+            ),
+            (
+                "source <(COMPLETE=bash cellgen)",
+                "completing cell, component, layer and key names too",
+            ),
+        ],
+    ),
+];
+
+fn after_help(examples: &[Example]) -> String {
+    let mut text = String::from("Examples:\n");
+    for (example, what) in examples {
+        text.push_str(&format!("  # {what}\n  {example}\n"));
+    }
+    format!("{text}\nExit status:\n{EXIT_STATUS}")
+}
+
+/// The command line with its examples and exit status (what `--help`, the man pages and the
+/// completions are made from).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut command = Cli::command().after_long_help(after_help(&[
+        (
+            "cellgen new eu-west-2-prod --git-url ssh://git@github.com/acme/infra.git --admin-role-arn arn:aws:iam::123456789012:role/platform-admin",
+            "a repository and its first cell",
+        ),
+        ("cellgen check", "what CI runs"),
+    ]));
+    for (path, examples) in EXAMPLES {
+        let text = after_help(examples);
+        command = match path {
+            [one] => command.mut_subcommand(*one, |c| c.after_long_help(text)),
+            [one, two] => command.mut_subcommand(*one, |c| {
+                c.mut_subcommand(*two, |c| c.after_long_help(text))
+            }),
+            _ => command,
+        };
+    }
+    // Every other command still says how it exits.
+    let names: Vec<String> = command
+        .get_subcommands()
+        .filter(|c| c.get_after_long_help().is_none())
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in names {
+        command = command.mut_subcommand(name, |c| {
+            c.after_long_help(format!("Exit status:\n{EXIT_STATUS}"))
+        });
+    }
+    command
 }

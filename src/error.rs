@@ -245,6 +245,16 @@ pub enum CellgenError {
         this: String,
     },
 
+    /// The change would leave errors `cellgen check` reports (the findings, as check prints them).
+    #[error(
+        "nothing was written: after this change `cellgen check` would report what follows, which the repository does not have now. Change what the command was given (or the files the findings name) and run it again.\n\n{findings}"
+    )]
+    PlannedFindings { findings: String },
+
+    /// Ctrl-C (or end of input) at a question: nothing was planned or written yet.
+    #[error("cancelled at the question `{prompt}`: nothing was written")]
+    Cancelled { prompt: String },
+
     /// A command that only reads met a journal: it never repairs.
     #[error(
         "{}: a repair is pending: {} was interrupted while writing and left a half-applied change, which this command does not read. A command that only reads (a dry run too) never repairs: run `cellgen repair` (or any command that writes), which finishes or rolls back that change once the journal proves it is cellgen's own, then run this again",
@@ -271,6 +281,8 @@ impl CellgenError {
             | CellgenError::UnknownKey { .. } => 2,
             // Like a shell: 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
             CellgenError::Interrupted { signal, .. } => 128u8.saturating_add(*signal as u8),
+            // As a shell reports Ctrl-C: 128 + SIGINT.
+            CellgenError::Cancelled { .. } => 130,
             _ => 1,
         }
     }

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 // `check` allocates and frees many small values (parsed and substituted objects) on every
 // core; the system allocator spent about a quarter of its instructions there.
@@ -9,8 +9,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    // `COMPLETE=bash cellgen` prints the shell's registration; the shell then calls back with
+    // the words typed, and cellgen prints the names that fit (cells, components, keys) and exits.
+    clap_complete::CompleteEnv::with_factory(cellgen::cli::command).complete();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let matches = cellgen::cli::Cli::command()
+    let matches = cellgen::cli::command()
         .color(cellgen::commands::ui::color::clap_choice(&args))
         .get_matches_from(args);
     let cli = cellgen::cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());

@@ -19,3 +19,30 @@ pub fn hint<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> S
         .map(|s| format!(" Did you mean `{s}`?"))
         .unwrap_or_default()
 }
+
+/// The existing name `input` most likely misspells: at most two edits away (a swap of two
+/// letters is one), so a long shared prefix alone (`eu-west-2-dve` and `eu-west-2-prod`) is no
+/// match, as it is for [`did_you_mean`].
+pub fn misspelt<'a>(input: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .into_iter()
+        .map(|n| (strsim::damerau_levenshtein(input, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_misspelt_name_is_a_few_edits_away_not_a_shared_prefix() {
+        let cells = ["ap-southeast-2-dev", "eu-west-2-prod"];
+        assert_eq!(
+            misspelt("ap-southeast-2-dve", cells),
+            Some("ap-southeast-2-dev")
+        );
+        assert_eq!(misspelt("eu-west-2-dve", cells), None);
+    }
+}

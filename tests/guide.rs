@@ -195,6 +195,7 @@ fn the_guide_has_a_page_per_workflow_and_an_index_of_them() {
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
     for workflow in [
+        "first-hour.md",
         "onboard-a-region.md",
         "add-a-component.md",
         "roll-out-a-version.md",

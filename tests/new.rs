@@ -291,7 +291,15 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let out = cellgen()
         .arg("-C")
         .arg(dir.path())
-        .args(["new", PROD, "--dry-run", "--git-url", GIT_URL])
+        .args([
+            "new",
+            PROD,
+            "--dry-run",
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -459,7 +467,7 @@ fn init_repo(dir: &Path) {
     let out = cellgen()
         .arg("-C")
         .arg(dir)
-        .args(["init", "--git-url", GIT_URL])
+        .args(["init", "--git-url", GIT_URL, "--admin-role-arn", ADMIN_ROLE])
         .output()
         .unwrap();
     assert!(
@@ -486,7 +494,16 @@ fn edit_config(dir: &Path, from: &str, to: &str) {
 }
 
 fn bad_input_cases() -> Vec<BadInput> {
-    let with_url = |name: &str| args(&["new", name, "--git-url", GIT_URL]);
+    let with_url = |name: &str| {
+        args(&[
+            "new",
+            name,
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
+    };
     vec![
         BadInput {
             what: "empty name",
@@ -567,7 +584,10 @@ fn bad_input_cases() -> Vec<BadInput> {
             setup: |dir| edit_config(dir, "schema: 1", "schema: 1\nlayerz: []"),
             args: args(&["new", PROD]),
             code: 1,
-            words: &["cellgen.yaml", "unknown field `layerz`"],
+            words: &[
+                "cellgen.yaml",
+                "`layerz` is not a setting cellgen knows here. Did you mean `layers`?",
+            ],
         },
         BadInput {
             what: "layer depends on an unknown layer",
@@ -583,14 +603,32 @@ fn bad_input_cases() -> Vec<BadInput> {
         BadInput {
             what: "-C is a file",
             setup: |dir| fs::write(dir.join("file"), "x").unwrap(),
-            args: args(&["-C", "file", "new", PROD, "--git-url", GIT_URL]),
+            args: args(&[
+                "-C",
+                "file",
+                "new",
+                PROD,
+                "--git-url",
+                GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+            ]),
             code: 2,
             words: &["invalid value for -C", "is not a directory"],
         },
         BadInput {
             what: "-C does not exist",
             setup: nothing,
-            args: args(&["-C", "missing", "new", PROD, "--git-url", GIT_URL]),
+            args: args(&[
+                "-C",
+                "missing",
+                "new",
+                PROD,
+                "--git-url",
+                GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+            ]),
             code: 2,
             words: &["invalid value for -C", "missing is not a directory"],
         },
@@ -655,7 +693,16 @@ fn bad_input_cases() -> Vec<BadInput> {
 
 /// Writes that fail after the plan is made: nothing of the plan may be left behind.
 fn write_failure_cases() -> Vec<BadInput> {
-    let with_url = |name: &str| args(&["new", name, "--git-url", GIT_URL]);
+    let with_url = |name: &str| {
+        args(&[
+            "new",
+            name,
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
+    };
     vec![
         BadInput {
             what: "`terraform` is a file, so terraform/cells/<cell> cannot be created",
@@ -830,6 +877,13 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
     // The scp-like form is rewritten to ssh://.
     session.send_line("git@github.com:acme/infra.git").unwrap();
     expect(&mut session, "IAM roles that administer the clusters");
+    // An empty answer to a question that needs one says why, then asks again (issue 21).
+    session.send_line("").unwrap();
+    expect(
+        &mut session,
+        "An answer is needed: a cell's first `terraform apply` fails",
+    );
+    expect(&mut session, "IAM roles that administer the clusters");
     session
         .send_line("arn:aws:sts::123456789012:assumed-role/admin/me")
         .unwrap();
@@ -897,4 +951,64 @@ fn prompts_on_a_terminal_and_uses_the_answers() {
                 .contains("- ../../components/aws-ebs-csi-driver/controllers"),
         "chose aws-ebs-csi-driver in the multi-select, but the cell does not run it"
     );
+}
+
+/// Ctrl-C at a picker (issue 21): the cursor the picker hid is shown again, cellgen ends like
+/// an interrupted shell command, and nothing was written.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_at_a_picker_restores_the_cursor_and_writes_nothing() {
+    use std::time::Duration;
+
+    use expectrl::{Eof, Session, WaitStatus};
+
+    let dir = temp_dir();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cellgen"));
+    cmd.current_dir(dir.path())
+        .args([
+            "new",
+            "eu-west-2-dev",
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+            "--public-endpoint-cidrs",
+            "",
+            "--dns-zones",
+            DNS_ZONE,
+            "--kubernetes-version",
+            "1.33",
+            "--no-egress-gateway",
+        ])
+        .env_remove("CELLGEN_NO_INPUT")
+        .env("TERM", "xterm");
+    isolate(&mut cmd);
+    let mut session = Session::spawn(cmd).expect("cannot start cellgen on a PTY");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    session
+        .expect("Optional components")
+        .expect("cellgen never showed the component picker");
+    session.send("\x03").unwrap();
+    let rest = session.expect(Eof).expect("cellgen did not exit");
+    let mut after = String::from_utf8_lossy(rest.before()).into_owned();
+    for m in rest.matches() {
+        after.push_str(&String::from_utf8_lossy(m));
+    }
+    assert!(
+        after.contains("\x1b[?25h"),
+        "the cursor was not shown again after Ctrl-C: {after:?}"
+    );
+    let status = session.get_process().wait().unwrap();
+    // Ctrl-C is a key in the picker's raw mode (cellgen says it was cancelled and exits 130)
+    // or SIGINT between two keys (cellgen ends by it, as a shell reports with 130).
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 130))
+            || matches!(status, WaitStatus::Signaled(_, expectrl::Signal::SIGINT, _)),
+        "cellgen exited with {status:?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "Ctrl-C at a question wrote {left:?}");
 }

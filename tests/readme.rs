@@ -1,6 +1,7 @@
-//! The README tells the truth: its set-up commands run, every command and flag it shows exists
-//! (checked against `cellgen --help`), its layout section is the tree `new` generates, and its
-//! table of what `check` catches lists exactly the finding codes the code reports.
+//! The README and the reference (docs/reference.md) tell the truth: the README's set-up commands
+//! run, every command and flag either shows exists (checked against `cellgen --help`), the
+//! reference's layout section is the tree `new` generates, and its table of what `check` catches
+//! lists exactly the finding codes the code reports.
 
 mod support;
 
@@ -13,6 +14,12 @@ use support::*;
 
 fn readme() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+/// The command reference, the findings table and the layout, moved out of the README.
+fn reference() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference.md"))
+        .unwrap()
 }
 
 fn help(args: &[&str]) -> String {
@@ -124,7 +131,7 @@ fn invocations(snippet: &str) -> Vec<(String, Option<String>, Vec<String>)> {
 fn every_command_and_flag_the_readme_shows_exists() {
     let commands = commands();
     let all_flags: BTreeSet<&String> = commands.values().flatten().collect();
-    let text = readme();
+    let text = readme() + &reference();
     let mut wrong = Vec::new();
     for snippet in code_snippets(&text) {
         for (first, second, flags) in invocations(&snippet) {
@@ -151,7 +158,7 @@ fn every_command_and_flag_the_readme_shows_exists() {
 #[test]
 fn the_commands_table_lists_every_command_with_its_flags() {
     let commands = commands();
-    let text = readme();
+    let text = reference();
     let table = text
         .split("## Commands\n")
         .nth(1)
@@ -269,7 +276,7 @@ fn readme_codes(text: &str) -> BTreeMap<String, bool> {
 #[test]
 fn the_findings_table_lists_exactly_the_codes_check_reports() {
     use cellgen::analysis::findings::{CODES, Severity};
-    let readme = readme_codes(&readme());
+    let readme = readme_codes(&reference());
     let code: BTreeMap<String, bool> = CODES
         .iter()
         .map(|(c, s)| (c.to_string(), *s == Severity::Warning))
@@ -305,7 +312,7 @@ fn the_findings_table_lists_exactly_the_codes_check_reports() {
 /// egress gateway and a component): each line names files that exist, and each file is named.
 #[test]
 fn the_layout_section_matches_a_generated_tree() {
-    let text = readme();
+    let text = reference();
     let block = text
         .split("## What it generates\n")
         .nth(1)
@@ -408,7 +415,7 @@ fn the_layout_section_matches_a_generated_tree() {
 /// `## Developing` names every module of src/ (a file or a directory), so the map stays whole.
 #[test]
 fn the_developing_section_names_every_module() {
-    let text = readme();
+    let text = reference();
     let block = text
         .split("## Developing\n")
         .nth(1)
@@ -436,4 +443,39 @@ fn the_developing_section_names_every_module() {
         missing.is_empty(),
         "not in README's ## Developing: {missing:?}"
     );
+}
+
+/// The README is for users (issues 20, 21): short, and its first screen says what cellgen is,
+/// how to install it and what a first apply needs, before the quick start; the reference,
+/// findings table and benchmark figures live elsewhere.
+#[test]
+fn the_readme_is_short_and_its_first_screen_is_for_users() {
+    let text = readme();
+    assert!(text.len() < 15 * 1024, "README.md is {} bytes", text.len());
+    let at = |heading: &str| {
+        text.find(heading)
+            .unwrap_or_else(|| panic!("README.md has no `{heading}`"))
+    };
+    assert!(at("## Install") < at("## Before the first `terraform apply`"));
+    assert!(at("## Before the first `terraform apply`") < at("## Quick start"));
+    for needed in [
+        "cargo install --locked --path .",
+        "SHA256SUMS",
+        "Terraform 1.11",
+        "--state-bucket",
+        "ssh-keygen",
+        "--dns-zones",
+        "docs/reference.md",
+        "docs/guide/first-hour.md",
+        "CONTRIBUTING.md",
+    ] {
+        assert!(text.contains(needed), "README.md does not mention {needed}");
+    }
+    for moved in [
+        "## What `cellgen check` catches",
+        "## Commands",
+        "bench/check-1000.sh` generates",
+    ] {
+        assert!(!text.contains(moved), "README.md still has {moved}");
+    }
 }

@@ -623,6 +623,7 @@ fn a_repository_this_cellgen_made_needs_no_upgrade() {
         .arg("-C")
         .arg(root)
         .args(["init", "--git-url", support::GIT_URL])
+        .args(["--admin-role-arn", support::ADMIN_ROLE])
         .output()
         .unwrap();
     assert!(

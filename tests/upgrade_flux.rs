@@ -313,3 +313,41 @@ fn a_git_host_cellgen_has_no_keys_for_stops_the_upgrade_naming_the_setting() {
     assert!(read(&config).contains(keys));
     assert!(!stdout.contains("git.known_hosts:"), "{stdout}");
 }
+
+/// The CI gate of a 0.2.0 repository (issue 19): `upgrade` rewrites its workflow, with the
+/// three-way merge it does for every generated file, from one that skipped `cellgen check`
+/// until a variable was set and built from a tag that does not exist, to one that installs the
+/// released binary by version and checksum and always runs the check; the team's own step stays.
+#[test]
+fn upgrade_moves_the_workflow_to_the_gate_that_fails_closed() {
+    let dir = repo();
+    let path = dir.path().join(".github/workflows/cellgen.yaml");
+    let old = read(&path);
+    assert!(old.contains("if: env.CELLGEN_GIT_URL != ''"), "{old}");
+    // A step of the team's own, at the end of the job.
+    let own = "\n      - name: Our own lint\n        run: make lint\n";
+    fs::write(&path, format!("{old}{own}")).unwrap();
+    git(dir.path(), &["commit", "-q", "-am", "Our lint step"]);
+    let (code, out, err) = run(dir.path(), &["upgrade"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let new = read(&path);
+    assert!(new.ends_with(own), "the team's step is gone:\n{new}");
+    assert!(
+        !new.contains("CELLGEN_GIT_URL") && !new.contains("cargo install"),
+        "{new}"
+    );
+    assert!(new.contains("sha256sum --strict -c"), "{new}");
+    assert!(new.contains(&format!(
+        "CELLGEN_VERSION: \"{}\"",
+        env!("CARGO_PKG_VERSION")
+    )));
+    let flow: Value = yaml_serde::from_str(&new).unwrap();
+    let check = flow["jobs"]["check"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["run"] == "cellgen check --format github")
+        .cloned()
+        .unwrap();
+    assert!(check["if"].is_null(), "{check}");
+}

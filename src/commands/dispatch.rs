@@ -94,59 +94,58 @@ pub fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         None => (None, None),
     };
+    let report = super::report::Report::new(super::report::options(&cli.command));
     let mut session = Session {
         start,
         prompter: prompt::for_session(cli.no_input),
         lock,
         repaired,
+        report,
     };
-    match cli.command {
-        Command::Init(args) => {
-            init::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::New(args) => {
-            new::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
+    let result = dispatch(&mut session, cli.command);
+    // Warnings come last, below the list of changed files (and in the JSON report, with it).
+    session.report.end(result.is_ok())?;
+    result
+}
+
+fn dispatch(session: &mut Session, command: Command) -> Result<std::process::ExitCode> {
+    match command {
+        Command::Init(args) => init::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::New(args) => new::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
         Command::AddComponent(args) => {
-            component::add(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            component::add(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::RemoveComponent(args) => {
-            component::remove(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            component::remove(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::RemoveCell(args) => {
-            remove_cell::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            remove_cell::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::SetVersion(args) => {
-            set_version::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            set_version::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
-        Command::Key(args) => {
-            key::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Upgrade(args) => upgrade::run(&mut session, args),
-        Command::Repair => repair::run(&session).map(|()| std::process::ExitCode::SUCCESS),
-        Command::List(args) => {
-            list::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
-        Command::Check(args) => check::run(&mut session, args),
+        Command::Key(args) => key::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Upgrade(args) => upgrade::run(session, args),
+        Command::Repair => repair::run(session).map(|()| std::process::ExitCode::SUCCESS),
+        Command::List(args) => list::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Check(args) => check::run(session, args),
         Command::Render(args) => {
-            render::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            render::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
-        Command::Diff(args) => diff::run(&mut session, args),
-        Command::Verify(args) => verify::run(&mut session, args),
-        Command::Graph(args) => {
-            graph::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
-        }
+        Command::Diff(args) => diff::run(session, args),
+        Command::Verify(args) => verify::run(session, args),
+        Command::Graph(args) => graph::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Explain(args) => {
-            explain::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            explain::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Values(args) => {
-            values::run(&mut session, args).map(|()| std::process::ExitCode::SUCCESS)
+            values::run(session, args).map(|()| std::process::ExitCode::SUCCESS)
         }
         Command::Envsubst(args) => envsubst::run(args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Completions(args) => {
             completions::run(args).map(|()| std::process::ExitCode::SUCCESS)
         }
-        Command::Man(args) => man::run(&session, args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Man(args) => man::run(session, args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Schema(args) => schema::run(args).map(|()| std::process::ExitCode::SUCCESS),
     }
 }

@@ -15,16 +15,22 @@ use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
     if let Some(root) = Repo::find_root(&session.start) {
-        return existing_repository(&root, &args);
+        return existing_repository(session, &root, &args);
     }
     let mut plan = Plan::new(&session.start, crate::model::repo::read_by_flux);
     let kept = plan_scaffold(session, &args.repo, &mut plan)?;
     // The record `new` starts with the repository, so that the next `upgrade` finds it (and does
     // not report an upgrade that only writes it).
     crate::model::state::track_repository(&mut plan)?;
-    super::finish(&plan, &scaffold_kept(&kept, plan.root()), args.dry_run)?;
+    super::finish(
+        session,
+        &plan,
+        &scaffold_kept(&kept, plan.root()),
+        args.dry_run,
+    )?;
     if !args.dry_run {
-        crate::outln!(
+        crate::say!(
+            session.report,
             "\nNext: `cellgen new <region>-<environment>` creates a cell, e.g. `cellgen new eu-west-2-prod`."
         )?;
     }
@@ -36,7 +42,7 @@ pub fn run(session: &mut Session, args: InitArgs) -> Result<()> {
 /// Git source flags say where Flux syncs from: cellgen.yaml takes them. A setting flag whose
 /// value differs from cellgen.yaml's is refused, naming it: each has consequences cellgen does
 /// not decide for every cell at once.
-fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
+fn existing_repository(session: &mut Session, root: &Utf8Path, args: &InitArgs) -> Result<()> {
     use crate::model::schema::{self, SchemaFile};
     let repo = Repo::open(root)?;
     let config = &repo.config;
@@ -82,7 +88,8 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
         plan.write(CONFIG_FILE, text)?;
     }
     if plan.is_empty() {
-        crate::outln!(
+        crate::say!(
+            session.report,
             "{} is already a cellgen repository ({}); nothing to do.",
             root,
             CONFIG_FILE
@@ -91,14 +98,18 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
     }
     let mut notes = Vec::new();
     if moved.is_empty() {
-        crate::outln!(
+        crate::say!(
+            session.report,
             "{} is already a cellgen repository; adding what it lacks of cellgen's own files (the JSON Schemas editors validate its files with, .cellgen/.gitignore):",
             root
         )?;
     } else {
-        crate::outln!("{root} is already a cellgen repository; its Git source changes:")?;
+        crate::say!(
+            session.report,
+            "{root} is already a cellgen repository; its Git source changes:"
+        )?;
         for (field, from, to) in &moved {
-            crate::outln!("  {field}: {from} -> {to}")?;
+            crate::say!(session.report, "  {field}: {from} -> {to}")?;
         }
         let cells = repo.cells()?;
         let mut where_ = Vec::new();
@@ -118,7 +129,7 @@ fn existing_repository(root: &Utf8Path, args: &InitArgs) -> Result<()> {
             ));
         }
     }
-    super::finish_with_notes(&plan, &[], args.dry_run, &notes)
+    super::finish_with_notes(session, &plan, &[], args.dry_run, &notes)
 }
 
 /// The settings flags other than the Git source, in an existing repository: the same value as

@@ -65,17 +65,18 @@ pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
         }
     };
     for warning in &outcome.warnings {
-        crate::errln!("warning: {warning}");
+        session.warn(warning.clone());
     }
     if let Some(why) = &outcome.nothing {
-        crate::outln!("{why} Nothing to change.")?;
+        crate::say!(session.report, "{why} Nothing to change.")?;
         return Ok(());
     }
     state::track_all_edits(&mut plan, "")?;
     crate::model::schema::refresh(&mut plan)?;
-    super::finish(&plan, &[], dry_run)?;
+    super::precheck::refuse_new_errors(&repo, &plan)?;
+    super::finish(session, &plan, &[], dry_run)?;
     if !dry_run && !plan.is_empty() {
-        crate::outln!("\n{done}")?;
+        crate::say!(session.report, "\n{done}")?;
     }
     Ok(())
 }

@@ -73,6 +73,7 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
                             "COMPONENTS",
                         ],
                         table,
+                        None,
                     )?;
                     if own {
                         crate::outln!(
@@ -116,32 +117,33 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
                         .collect();
                     crate::outln!("{}", serde_json::to_string_pretty(&rows)?)?;
                 }
-                ListFormat::Table => print_table(
-                    &[
-                        "COMPONENT",
-                        "ORIGIN",
-                        "LAYERS",
-                        "KEYS",
-                        "IDENTITY",
-                        "REQUIRES",
-                        "DESCRIPTION",
-                    ],
-                    catalog
+                ListFormat::Table => {
+                    // Narrow enough for a terminal: the version each cell starts from and what a
+                    // component needs; layers, keys and identity are in `--format json`.
+                    let plan = Repo::find_root(&session.start)
+                        .map(|root| Plan::new(root, crate::model::repo::read_by_flux));
+                    let version = |c: &crate::model::catalog::Component| {
+                        plan.as_ref()
+                            .and_then(|p| crate::model::versions::locate(p, c).ok())
+                            .map(|chart| chart.version)
+                            .or_else(|| {
+                                let files = c.shared_files(&templates);
+                                crate::model::versions::version_in(
+                                    files.values().map(String::as_str),
+                                )
+                            })
+                            .unwrap_or_else(|| "-".into())
+                    };
+                    let width = console::Term::stdout()
+                        .size_checked()
+                        .map(|(_, columns)| usize::from(columns));
+                    let rows: Vec<Vec<String>> = catalog
                         .components
                         .values()
                         .map(|c| {
                             vec![
                                 c.name.clone(),
-                                format!("{:?}", c.origin).to_lowercase(),
-                                c.spec.layers.join(", "),
-                                if c.spec.keys.is_empty() {
-                                    "-".into()
-                                } else {
-                                    c.spec.keys.keys().cloned().collect::<Vec<_>>().join(", ")
-                                },
-                                c.spec.identity.as_ref().map_or("-".into(), |i| {
-                                    format!("{}/{}", i.namespace, i.service_account)
-                                }),
+                                version(c),
                                 if c.spec.requires.is_empty() {
                                     "-".into()
                                 } else {
@@ -150,15 +152,26 @@ pub fn run(session: &mut Session, args: ListArgs) -> Result<()> {
                                 c.spec.description.clone(),
                             ]
                         })
-                        .collect(),
-                )?,
+                        .collect();
+                    print_table(
+                        &["COMPONENT", "VERSION", "REQUIRES", "DESCRIPTION"],
+                        rows,
+                        width,
+                    )?;
+                }
             }
         }
     }
     Ok(())
 }
 
-fn print_table(headers: &[&str], rows: Vec<Vec<String>>) -> Result<(), crate::error::CellgenError> {
+/// A table with columns padded to their widest cell; on a terminal (`width`), the last column is
+/// cut to fit, with `…`.
+fn print_table(
+    headers: &[&str],
+    rows: Vec<Vec<String>>,
+    width: Option<usize>,
+) -> Result<(), crate::error::CellgenError> {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -172,7 +185,14 @@ fn print_table(headers: &[&str], rows: Vec<Vec<String>>) -> Result<(), crate::er
             .enumerate()
             .map(|(i, c)| {
                 if i == last {
-                    c
+                    let used: usize = widths[..last].iter().map(|w| w + 2).sum();
+                    match width.map(|w| w.saturating_sub(used).max(20)) {
+                        Some(room) if c.chars().count() > room => {
+                            let cut: String = c.chars().take(room - 1).collect();
+                            format!("{cut}…")
+                        }
+                        _ => c,
+                    }
                 } else {
                     format!("{c:<w$}", w = widths[i])
                 }

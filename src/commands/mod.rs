@@ -9,7 +9,7 @@ use crate::writer::lock::{Access, RepoLock};
 use crate::writer::plan::Plan;
 
 mod check;
-mod completions;
+pub mod completions;
 mod component;
 mod diff;
 pub mod dispatch;
@@ -21,9 +21,11 @@ mod key;
 mod list;
 mod man;
 mod new;
+mod precheck;
 pub(crate) mod remove_cell;
 mod render;
 mod repair;
+pub mod report;
 mod schema;
 mod set_version;
 mod setup;
@@ -41,6 +43,16 @@ pub struct Session {
     pub lock: Option<RepoLock>,
     /// What taking the lock repaired (`lock_repository`), for `repair` to report.
     pub repaired: Option<crate::writer::journal::Recovered>,
+    /// How a command that writes reports (`--format`, `--verbose`), and what it has reported so
+    /// far: printed at the end, after the file list, so a warning never scrolls away above it.
+    pub report: report::Report,
+}
+
+impl Session {
+    /// A warning about the run, printed once the command has reported its changes.
+    pub fn warn(&mut self, warning: impl Into<String>) {
+        self.report.warnings.push(warning.into());
+    }
 }
 
 /// The one entry point to a repository's lock: takes it on the repository `start` is in (or on
@@ -137,23 +149,56 @@ impl Kept {
 
 /// Prints the dry-run diff, or applies the plan; then one report: each file changed, each file
 /// kept (and why), and a last line only when that list says nothing was written. A dry run's
-/// diff alone is on stdout (so it can be saved as a patch); its notes go to stderr.
-pub fn finish(plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
-    finish_with_notes(plan, kept, dry_run, &[])
+/// diff alone is on stdout (so it can be saved as a patch); its notes go to stderr. cellgen's
+/// records (`.cellgen/`) are one line of a dry run's report unless `--verbose` shows their diff.
+pub fn finish(session: &mut Session, plan: &Plan, kept: &[Kept], dry_run: bool) -> Result<()> {
+    finish_with_notes(session, plan, kept, dry_run, &[])
 }
 
 /// [`finish`], with `notes` (what the change means and what to do next) after the report and
 /// before the closing line, so a dry run still ends with "Dry run: nothing was written.". A dry
 /// run prints them on stderr: its stdout is the diff alone.
 pub fn finish_with_notes(
+    session: &mut Session,
     plan: &Plan,
     kept: &[Kept],
     dry_run: bool,
     notes: &[String],
 ) -> Result<()> {
+    if !dry_run && !plan.is_empty() {
+        plan.apply()?;
+    }
+    let summary = plan.summary();
+    let report = &mut session.report;
+    report.dry_run = dry_run;
+    for (kind, path) in &summary {
+        report.change(
+            *kind,
+            path,
+            kept.iter()
+                .find(|k| k.path == *path)
+                .map(|k| k.edited.as_str()),
+        );
+    }
+    for k in kept
+        .iter()
+        .filter(|k| !summary.iter().any(|(_, p)| *p == k.path))
+    {
+        report.keep(k.word, &k.shown, &k.why);
+    }
+    if report.json() {
+        report.notes.extend(notes.iter().cloned());
+        return Ok(());
+    }
     if dry_run {
-        crate::out!("{}", crate::commands::ui::color::diff(&plan.diff()))?;
-        let changed: Vec<_> = plan.summary().into_iter().map(|(_, p)| p).collect();
+        let verbose = report.verbose;
+        let shown = |path: &camino::Utf8Path| verbose || !report::is_record(path);
+        crate::out!("{}", crate::commands::ui::color::diff(&plan.diff_of(shown)))?;
+        let records = summary.iter().filter(|(_, p)| report::is_record(p)).count();
+        if records > 0 && !verbose {
+            crate::errln!("  {}", report::records_line(records));
+        }
+        let changed: Vec<_> = summary.iter().map(|(_, p)| *p).collect();
         for k in kept {
             if changed.contains(&k.path.as_path()) {
                 crate::errln!("  {:>7}  {} ({})", "edited", k.shown, k.edited);
@@ -167,10 +212,6 @@ pub fn finish_with_notes(
         crate::errln!("{}", closing(plan.is_empty(), kept.is_empty(), true));
         return Ok(());
     }
-    if !plan.is_empty() {
-        plan.apply()?;
-    }
-    let summary = plan.summary();
     for (kind, path) in &summary {
         match kept.iter().find(|k| k.path == *path) {
             Some(k) => crate::outln!(
@@ -269,7 +310,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     // A path given on the command line enters here (`--values`, `--from`).
     let path = crate::root::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
     let path = path.as_path();
-    let text = crate::root::disk::read_to_string(path).map_err(|source| CellgenError::Read {
+    let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read {
         path: path.to_path_buf(),
         source,
     })?;

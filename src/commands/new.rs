@@ -39,10 +39,10 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
                 ("--dns-zones", args.repo.dns_zones.is_some()),
             ] {
                 if given {
-                    crate::errln!(
-                        "warning: {flag} is ignored: {} already exists; edit it to change repository settings",
+                    session.warn(format!(
+                        "{flag} is ignored: {} already exists; edit it to change repository settings",
                         root.join(CONFIG_FILE)
-                    );
+                    ));
                 }
             }
             if root != session.start && !args.dry_run {
@@ -108,7 +108,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
             known.kubernetes_version.as_deref(),
         )?,
         egress_gateway: resolve_egress(session, &args, known.egress_gateway)?,
-        vpc_cidr: resolve_vpc_cidr(&args, &config, plan.root(), &cell.name)?,
+        vpc_cidr: resolve_vpc_cidr(session, &args, &config, plan.root(), &cell.name)?,
         forget_flux_bootstrap: known.forget_flux_bootstrap,
     };
     let config = pin_node_image(
@@ -194,14 +194,25 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         why: why.clone(),
         edited: why.clone(),
     }));
-    super::finish(&plan, &kept, args.dry_run)?;
+    super::finish(session, &plan, &kept, args.dry_run)?;
     if existing.is_some() && !wanted.is_empty() && !args.dry_run {
-        crate::outln!("\nAdded {} to cell {}.", wanted.join(", "), cell.name)?;
+        crate::say!(
+            session.report,
+            "\nAdded {} to cell {}.",
+            wanted.join(", "),
+            cell.name
+        )?;
     }
     if !args.dry_run && existing.is_none() {
+        let here = relative_to_start(&session.start, plan.root());
         print_next_steps(
+            session,
             &cell.name,
-            &git_add_paths(&plan),
+            &here,
+            &git_add_paths(&plan)
+                .into_iter()
+                .map(|p| format!("{here}{p}"))
+                .collect::<Vec<_>>(),
             config.terraform.state_bucket.is_none(),
             &config.git.branch,
         )?;
@@ -263,6 +274,7 @@ fn pin_node_image(
 /// else the lowest free block of the pool. It may not overlap another cell's: cells are routed
 /// to each other.
 fn resolve_vpc_cidr(
+    session: &mut Session,
     args: &NewArgs,
     config: &Config,
     root: &Utf8Path,
@@ -280,12 +292,12 @@ fn resolve_vpc_cidr(
     names.retain(|n| n != cell);
     let others = crate::model::cell_cidr::recorded(root, &names);
     for unreadable in others.iter().filter(|o| o.cidr.is_err()) {
-        crate::errln!(
-            "warning: cannot tell the VPC block of cell `{}` ({}): {}",
+        session.warn(format!(
+            "cannot tell the VPC block of cell `{}` ({}): {}",
             unreadable.cell,
             location(unreadable),
             unreadable.cidr.as_ref().err().map_or("", String::as_str)
-        );
+        ));
     }
     let taken: Vec<(&CellCidr, Cidr)> = others
         .iter()
@@ -335,11 +347,11 @@ fn resolve_vpc_cidr(
         None => match crate::model::cell_cidr::recorded_for(root, cell).and_then(|own| own.cidr.ok()) {
             Some(own) => {
                 if let Some((other, theirs)) = taken.iter().find(|(_, c)| c.overlaps(&own)) {
-                    crate::errln!(
-                        "warning: cell `{cell}` keeps its VPC block {own}, which overlaps {theirs} of cell `{}` ({}); `cellgen check` reports it until one of them moves",
+                    session.warn(format!(
+                        "cell `{cell}` keeps its VPC block {own}, which overlaps {theirs} of cell `{}` ({}); `cellgen check` reports it until one of them moves",
                         other.cell,
                         location(other)
-                    );
+                    ));
                 }
                 own
             }
@@ -470,7 +482,7 @@ fn resolve_kubernetes_version(
         .into());
     }
     if let Some(warning) = known.and_then(|was| version_step_warning(was, &version)) {
-        crate::errln!("warning: {warning}");
+        session.warn(warning);
     }
     Ok(version)
 }
@@ -515,8 +527,21 @@ fn resolve_egress(session: &mut Session, args: &NewArgs, known: Option<bool>) ->
     Ok(false)
 }
 
+/// The repository root as a prefix of paths typed in `start` (where cellgen was run, or `-C`):
+/// empty at the root, `../../` two levels below it. The next steps are pasted into a shell
+/// there, so repository paths are printed relative to it.
+fn relative_to_start(start: &Utf8Path, root: &Utf8Path) -> String {
+    match start.strip_prefix(root) {
+        Ok(below) => "../".repeat(below.components().count()),
+        // -C elsewhere, or a path cellgen cannot relate: absolute paths work from anywhere.
+        Err(_) => format!("{root}/"),
+    }
+}
+
 fn print_next_steps(
+    session: &mut Session,
     cell: &str,
+    here: &str,
     add: &[String],
     needs_bucket: bool,
     branch: &str,
@@ -528,15 +553,17 @@ fn print_next_steps(
     };
     // Paths to paste into a shell: one quoting function for every printed word.
     let add = crate::ports::shell::command(add);
-    crate::outln!(
+    let stack = crate::ports::shell::command(&[format!("{here}terraform/cells/{cell}")]);
+    crate::say!(
+        session.report,
         "\nCell {cell} is ready. Next steps:\n  \
          1. Review and commit: git add {add} && git commit -m \"Add cell {cell}\"\n  \
-         2. Open a pull request; CI runs `cellgen check` on it. Merge to {branch}: Flux syncs cells/{cell} from there.\n  \
+         2. Open a pull request; its workflow (.github/workflows/cellgen.yaml) runs `cellgen check` with the released cellgen, once the repository variable CELLGEN_RELEASES names the GitHub repository that publishes it (it fails until then). Merge to {branch}: Flux syncs cells/{cell} from there.\n  \
          3. Flux reads the repository with a deploy key WITHOUT write access (once per repository):\n       \
             ssh-keygen -t ed25519 -N '' -C flux-read-only -f flux-read-only\n       \
             then add flux-read-only.pub to the repository's deploy keys, \"Allow write access\" left off.\n  \
          4. Create the cell, as a role listed in cluster_access.admin_role_arns of cellgen.yaml:\n       \
-            cd terraform/cells/{cell}\n       \
+            cd {stack}\n       \
             terraform init{backend}\n       \
             export TF_VAR_flux_git_ssh_private_key=\"$(cat <path-to>/flux-read-only)\"\n       \
             terraform apply"

@@ -11,7 +11,26 @@ use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     let repo = Repo::discover(&session.start)?;
-    let cell = CellName::parse(&args.cell, &repo.config.environments)?;
+    // A misspelt cell is most likely one of the repository's: suggest it before explaining
+    // what a cell name looks like (or suggesting an environment to add). A well-formed name is
+    // left to `teardown`, which also knows cells Git shows removed.
+    let cell = match CellName::parse(&args.cell, &repo.config.environments) {
+        Ok(cell) => cell,
+        Err(err) => {
+            let cells = repo.cells()?;
+            return Err(
+                match crate::suggest::misspelt(&args.cell, cells.iter().map(String::as_str)) {
+                    Some(near) => crate::error::CellgenError::UnknownCell {
+                        name: args.cell.clone(),
+                        hint: format!(" Did you mean `{near}`?"),
+                        cells,
+                    },
+                    None => err,
+                }
+                .into(),
+            );
+        }
+    };
     let templates = Templates::new();
     let mut plan = Plan::new(&repo.root, crate::model::repo::read_by_flux);
     let catalog = Catalog::load(&templates, &plan)?;
@@ -25,7 +44,7 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
     if let Some(why) = &removal.nothing {
         // Only when the repository shows the cell was removed (see `teardown::remove_cell`):
         // a re-run stays harmless.
-        crate::outln!("{why}")?;
+        crate::say!(session.report, "{why}")?;
         return Ok(());
     }
     // The repository's record forgets the shared files that left with the cell.
@@ -105,5 +124,5 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
             cell.name
         ));
     }
-    super::finish_with_notes(&plan, &[], args.dry_run, &notes)
+    super::finish_with_notes(session, &plan, &[], args.dry_run, &notes)
 }

@@ -22,7 +22,7 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
     if args.component == cilium_version::NAME
         && !catalog.components.contains_key(cilium_version::NAME)
     {
-        return set_cilium(&mut plan, &repo.config, &args);
+        return set_cilium(session, &mut plan, &repo.config, &args);
     }
     let component = catalog.get(&args.component)?;
     let config = &repo.config;
@@ -98,12 +98,23 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
         .into());
     }
     let outcome = versions::set_version(&mut plan, &chart, &running, &selected, &args.version)?;
+    // Going back is allowed (a roll-back is a fix too) but never silent: a chart's older
+    // version may not undo what the newer one changed (CRDs, stored objects).
+    for (cell, from, to) in &outcome.moved {
+        if versions::is_older(to, from) == Some(true) {
+            session.warn(format!(
+                "{cell} goes back from {} {from} to {to}: Helm downgrades the release, but the older chart may not handle what the newer one left (CRDs, stored versions); check its upgrade notes before merging",
+                component.name
+            ));
+        }
+    }
     // The records keep the text cellgen generated: a cell's own version is a choice made on top
     // of it, like a hand edit, so `new --force` keeps it and `upgrade` merges it (as ours)
     // instead of replacing it with the shared version.
     crate::model::schema::refresh(&mut plan)?;
     if plan.is_empty() {
-        crate::outln!(
+        crate::say!(
+            session.report,
             "{} already run{} {} {}; nothing changed.",
             selected.join(", "),
             if selected.len() == 1 { "s" } else { "" },
@@ -112,23 +123,30 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
         )?;
         return Ok(());
     }
-    super::finish(&plan, &[], args.dry_run)?;
+    super::precheck::refuse_new_errors(&repo, &plan)?;
+    super::finish(session, &plan, &[], args.dry_run)?;
     if args.dry_run {
         return Ok(());
     }
     let what = if chart.is_oci_tag() { "tag" } else { "chart" };
-    crate::outln!()?;
+    crate::say!(session.report)?;
     for (cell, from, to) in &outcome.moved {
-        crate::outln!("  {cell}: {} {what} {from} -> {to}", component.name)?;
+        crate::say!(
+            session.report,
+            "  {cell}: {} {what} {from} -> {to}",
+            component.name
+        )?;
     }
     match (&outcome.shared, outcome.own.as_slice()) {
-        (_, []) => crate::outln!(
+        (_, []) => crate::say!(
+            session.report,
             "\nEvery cell running {} is on {}: the shared definition ({}) says it, and no cell overrides it.",
             component.name,
             args.version,
             chart.file
         )?,
-        (_, own) => crate::outln!(
+        (_, own) => crate::say!(
+            session.report,
             "\nThe shared definition ({}) stays at {}; {} run{} a version of {} own (spec.patches of cells/<cell>/{}.yaml).",
             chart.location(),
             chart.version,
@@ -146,14 +164,20 @@ pub fn run(session: &mut Session, args: SetVersionArgs) -> Result<()> {
             component.name, args.version
         )
     };
-    crate::outln!(
+    crate::say!(
+        session.report,
         "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, Flux upgrades the release in those cells.{next_stage}"
     )?;
     Ok(())
 }
 
 /// Cilium's version, per environment in cellgen.yaml (Terraform installs it, in cni.tf).
-fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result<()> {
+fn set_cilium(
+    session: &mut Session,
+    plan: &mut Plan,
+    config: &Config,
+    args: &SetVersionArgs,
+) -> Result<()> {
     if !args.cells.is_empty() {
         return Err(CellgenError::InvalidFlag {
             flag: "--cell".into(),
@@ -163,8 +187,16 @@ fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result
     }
     config.check_env_flags(&args.environments)?;
     let moved = cilium_version::set(plan, config, &args.environments, &args.version)?;
+    for (env, from, to) in &moved {
+        if versions::is_older(to, from) == Some(true) {
+            session.warn(format!(
+                "the {env} cells go back from Cilium {from} to {to}: Cilium supports a downgrade only to the previous minor version, after its own pre-flight steps; read its downgrade notes before applying"
+            ));
+        }
+    }
     if plan.is_empty() {
-        crate::outln!(
+        crate::say!(
+            session.report,
             "{} already run{} Cilium {}; nothing changed.",
             if args.environments.is_empty() {
                 "Every environment".to_string()
@@ -180,16 +212,20 @@ fn set_cilium(plan: &mut Plan, config: &Config, args: &SetVersionArgs) -> Result
         )?;
         return Ok(());
     }
-    super::finish(plan, &[], args.dry_run)?;
+    super::finish(session, plan, &[], args.dry_run)?;
     if args.dry_run {
         return Ok(());
     }
-    crate::outln!()?;
+    crate::say!(session.report)?;
     for (env, from, to) in &moved {
-        crate::outln!("  {env}: cilium {from} -> {to} (cilium.version.{env} in cellgen.yaml)")?;
+        crate::say!(
+            session.report,
+            "  {env}: cilium {from} -> {to} (cilium.version.{env} in cellgen.yaml)"
+        )?;
     }
     let envs: Vec<&str> = moved.iter().map(|(e, _, _)| e.as_str()).collect();
-    crate::outln!(
+    crate::say!(
+        session.report,
         "\nNext: commit and open a pull request (CI runs `cellgen check`); once merged, `terraform apply` in each {} cell upgrades Cilium (helm_release.cilium). Then the next stage, e.g. `cellgen set-version cilium {} --env <environment>`.",
         envs.join(", "),
         args.version

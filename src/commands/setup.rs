@@ -47,8 +47,15 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
         git_known_hosts,
     };
     if settings.admin_role_arns.is_empty() {
-        crate::errln!(
-            "warning: cellgen.yaml will name no cluster admin role (--admin-role-arn): add cluster_access.admin_role_arns before a cell's first `terraform apply`, which fails without one"
+        if !args.allow_no_admin {
+            return Err(CellgenError::MissingInput {
+                what: "a cluster admin role (cellgen.yaml's cluster_access.admin_role_arns: a cell's first `terraform apply` fails without one, since nobody, not even whoever applies, gets access otherwise)".into(),
+                flag: "--admin-role-arn arn:aws:iam::<account>:role/<name> (the role you and CI apply with; `aws sts get-caller-identity` names yours), or --allow-no-admin to add it to cellgen.yaml later".into(),
+            }
+            .into());
+        }
+        session.warn(
+            "cellgen.yaml names no cluster admin role (--allow-no-admin): add cluster_access.admin_role_arns before a cell's first `terraform apply`, which fails without one",
         );
     }
     // A layer directory is the repository's own (taken whole, nothing added) when it has a
@@ -73,15 +80,16 @@ pub fn plan_scaffold(session: &mut Session, args: &RepoArgs, plan: &mut Plan) ->
                 || !scaffold_files.contains(&rel.join(&name).into_string())
         })
     };
-    let adopted = scaffold::adopt(
-        &templates,
-        &settings,
-        |rel| match crate::root::disk::symlink_metadata(root.join(rel)) {
-            Ok(meta) if meta.is_dir() => users_dir(rel),
-            Ok(_) => true,
-            Err(_) => false,
-        },
-    )?;
+    let adopted =
+        scaffold::adopt(
+            &templates,
+            &settings,
+            |rel| match crate::root::disk::symlink_metadata(root.join(rel)) {
+                Ok(meta) if meta.is_dir() => users_dir(rel),
+                Ok(_) => true,
+                Err(_) => false,
+            },
+        )?;
     for (path, contents) in adopted.files {
         plan.write(path, contents)?;
     }
@@ -170,7 +178,21 @@ pub fn check_branch(branch: &str) -> Result<(), CellgenError> {
     Ok(())
 }
 
+/// The Git URL Flux syncs from, and a warning when it is not the URL given: an https URL becomes
+/// the ssh:// URL of the same repository (Flux reads it with an SSH deploy key), which the user
+/// must know, since the deploy key then has to be added to that repository.
 fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> Result<String> {
+    let url = ask_git_url(session, args, root)?;
+    let given = args.git_url.as_deref().map(str::trim);
+    if let Some(given) = given.filter(|g| g.starts_with("https://") || g.starts_with("http://")) {
+        session.warn(format!(
+            "the Git URL {given} is written as {url} in cellgen.yaml: Flux reads the repository over SSH with a read-only deploy key (an https URL would need a token in every cluster); edit git.url there if your host serves SSH elsewhere"
+        ));
+    }
+    Ok(url)
+}
+
+fn ask_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> Result<String> {
     if let Some(url) = &args.git_url {
         return normalise_git_url(url).map_err(|reason| {
             CellgenError::InvalidFlag {
@@ -183,9 +205,12 @@ fn resolve_git_url(session: &mut Session, args: &RepoArgs, root: &Utf8Path) -> R
     let origin = origin_remote(root).and_then(|u| normalise_git_url(&u).ok());
     if session.prompter.interactive() {
         loop {
-            let answer = session
-                .prompter
-                .input("Git URL Flux syncs from (ssh://…)", origin.as_deref())?;
+            let answer = crate::commands::ui::prompt::required(
+                session.prompter.as_mut(),
+                "Git URL Flux syncs from (ssh://…)",
+                origin.as_deref(),
+                "every cell's Flux syncs from this repository, e.g. ssh://git@github.com/acme/infra.git",
+            )?;
             match normalise_git_url(&answer) {
                 Ok(url) => return Ok(url),
                 Err(reason) => crate::errln!("{reason}"),
@@ -212,7 +237,8 @@ fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Res
         "write the host's keys with `ssh-keyscan {host} > known_hosts`, check their fingerprints (`ssh-keygen -lf known_hosts`) against what {host} publishes, and pass --git-known-hosts-file known_hosts"
     );
     let read = |file: &str| -> Result<Vec<String>, String> {
-        let text = crate::root::disk::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+        let text = crate::root::disk::read_to_string(file)
+            .map_err(|e| format!("cannot read {file}: {e}"))?;
         if let Some((_, problem)) = known_hosts_problem(&text, url) {
             return Err(format!("{file}: {problem}"));
         }
@@ -233,9 +259,12 @@ fn resolve_known_hosts(session: &mut Session, args: &RepoArgs, url: &str) -> Res
     if session.prompter.interactive() {
         crate::errln!("Flux verifies {host} by its SSH keys: {how}.");
         loop {
-            let file = session
-                .prompter
-                .input("File of the Git host's SSH keys (known_hosts lines)", None)?;
+            let file = crate::commands::ui::prompt::required(
+                session.prompter.as_mut(),
+                "File of the Git host's SSH keys (known_hosts lines)",
+                None,
+                "the clusters verify the Git host by these keys",
+            )?;
             match read(file.trim()) {
                 Ok(lines) => return Ok(lines),
                 Err(reason) => crate::errln!("{reason}"),
@@ -264,9 +293,12 @@ fn resolve_state_region(session: &mut Session, args: &RepoArgs) -> Result<Option
     };
     let region = match &args.state_region {
         Some(region) => region.clone(),
-        None if session.prompter.interactive() => session
-            .prompter
-            .input(&format!("Region of the state bucket {bucket}"), None)?,
+        None if session.prompter.interactive() => crate::commands::ui::prompt::required(
+            session.prompter.as_mut(),
+            &format!("Region of the state bucket {bucket}"),
+            None,
+            "Terraform's S3 backend needs the bucket's region (every cell shares the bucket, so it is not a cell's region)",
+        )?,
         None => {
             return Err(CellgenError::MissingInput {
                 what: format!(
@@ -297,7 +329,13 @@ fn resolve_admin_roles(session: &mut Session, args: &RepoArgs) -> Result<Vec<Str
             .into_iter()
             .map(|a| a.trim().to_string())
             .filter(|a| !a.is_empty())
-            .collect();
+            .fold(Vec::new(), |mut seen, a| {
+                // The same role given twice is one access entry.
+                if !seen.contains(&a) {
+                    seen.push(a);
+                }
+                seen
+            });
         match arns.iter().find_map(|a| config::admin_role_arn_problem(a)) {
             Some(problem) => Err(problem),
             None => Ok(arns),
@@ -316,10 +354,18 @@ fn resolve_admin_roles(session: &mut Session, args: &RepoArgs) -> Result<Vec<Str
         return Ok(Vec::new());
     }
     loop {
-        let answer = session.prompter.input(
-            "IAM roles that administer the clusters, CI's included (ARNs, comma-separated)",
-            None,
-        )?;
+        let prompt =
+            "IAM roles that administer the clusters, CI's included (ARNs, comma-separated)";
+        let answer = if args.allow_no_admin {
+            session.prompter.input(prompt, None)?
+        } else {
+            crate::commands::ui::prompt::required(
+                session.prompter.as_mut(),
+                prompt,
+                None,
+                "a cell's first `terraform apply` fails without an admin role, since nobody gets access to the cluster otherwise (`aws sts get-caller-identity` names the role you apply with; --allow-no-admin skips this)",
+            )?
+        };
         match check(answer.split(',').map(str::to_string).collect()) {
             Ok(arns) => return Ok(arns),
             Err(reason) => crate::errln!("{reason}"),
@@ -347,8 +393,8 @@ fn resolve_public_endpoint_cidrs(session: &mut Session, args: &RepoArgs) -> Resu
     // Private unless asked: opening the API is an answer only the user can give (their CI
     // runners' and VPN's addresses). Without it Terraform must reach the private endpoint.
     if !session.prompter.interactive() {
-        crate::errln!(
-            "warning: the clusters' API stays private (no --public-endpoint-cidrs): `terraform apply` installs Cilium and Flux through it, so run it from a network routed to the cells' VPC blocks, or open the public endpoint to your CI runners' and VPN's CIDRs (cluster_access.public_endpoint_cidrs)"
+        session.warn(
+            "the clusters' API stays private (no --public-endpoint-cidrs): `terraform apply` installs Cilium and Flux through it, so run it from a network routed to the cells' VPC blocks, or open the public endpoint to your CI runners' and VPN's CIDRs (cluster_access.public_endpoint_cidrs)"
         );
         return Ok(Vec::new());
     }

@@ -15,9 +15,9 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
     // With nothing to write the report's own first line says so (not "Nothing to change." and
     // then "Upgraded").
     if !plan.is_empty() {
-        super::finish(&plan, &[], args.dry_run)?;
+        super::finish(session, &plan, &[], args.dry_run)?;
     }
-    print_report(&report, args.dry_run, !plan.is_empty())?;
+    print_report(&mut session.report, &report, args.dry_run, !plan.is_empty())?;
     let conflicts = report.conflicts();
     if conflicts.is_empty() && report.unresolved.is_empty() {
         return Ok(ExitCode::SUCCESS);
@@ -54,27 +54,31 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
 }
 
 fn print_report(
+    out: &mut super::report::Report,
     report: &Report,
     dry_run: bool,
     changed: bool,
 ) -> Result<(), crate::error::CellgenError> {
     let version = crate::model::scaffold::VERSION;
     match (changed, dry_run) {
-        (false, _) => crate::outln!(
+        (false, _) => crate::say!(
+            out,
             "Nothing to change: the repository is up to date with cellgen {version}."
         )?,
-        (true, true) => {
-            crate::outln!("\nUpgrade to cellgen {version} (dry run: nothing was written).")?
-        }
-        (true, false) => crate::outln!("\nUpgraded to cellgen {version}.")?,
+        (true, true) => crate::say!(
+            out,
+            "\nUpgrade to cellgen {version} (dry run: nothing was written)."
+        )?,
+        (true, false) => crate::say!(out, "\nUpgraded to cellgen {version}.")?,
     }
     if !report.settings.is_empty() {
-        crate::outln!("\ncellgen.yaml gained:")?;
+        crate::say!(out, "\ncellgen.yaml gained:")?;
         for line in &report.settings {
-            crate::outln!("  {line}")?;
+            crate::say!(out, "  {line}")?;
         }
     }
-    crate::outln!(
+    crate::say!(
+        out,
         "\n  {:<28} {:>8} {:>6} {:>7} {:>5} {:>10} {:>8}",
         "",
         "replaced",
@@ -85,9 +89,11 @@ fn print_report(
         "deleted"
     )?;
     for group in &report.groups {
-        print_counts(group)?;
+        print_counts(out, group)?;
     }
-    let list = |title: &str, pick: &dyn Fn(&Outcome) -> Option<String>| {
+    let list = |out: &mut super::report::Report,
+                title: &str,
+                pick: &dyn Fn(&Outcome) -> Option<String>| {
         let lines: Vec<String> = report
             .groups
             .iter()
@@ -95,17 +101,17 @@ fn print_report(
             .filter_map(|(path, outcome)| pick(outcome).map(|note| format!("  {}{note}", path)))
             .collect();
         if !lines.is_empty() {
-            crate::outln!("\n{title}")?;
+            crate::say!(out, "\n{title}")?;
             for line in lines {
-                crate::outln!("{line}")?;
+                crate::say!(out, "{line}")?;
             }
         }
         Ok::<(), crate::error::CellgenError>(())
     };
-    list("Merged (your changes and cellgen's):", &|o| {
+    list(out, "Merged (your changes and cellgen's):", &|o| {
         matches!(o, Outcome::Merged).then(String::new)
     })?;
-    list("Conflicts:", &|o| match o {
+    list(out, "Conflicts:", &|o| match o {
         Outcome::Conflicts(n, why) => Some(format!(
             " ({n}{})",
             why.as_ref().map(|w| format!("; {w}")).unwrap_or_default()
@@ -128,12 +134,12 @@ fn print_report(
         })
         .collect();
     if !kept_deleted.is_empty() {
-        crate::outln!("\nKept:")?;
+        crate::say!(out, "\nKept:")?;
         for line in kept_deleted {
-            crate::outln!("{line}")?;
+            crate::say!(out, "{line}")?;
         }
     }
-    list("Left alone:", &|o| match o {
+    list(out, "Left alone:", &|o| match o {
         Outcome::Left(why) => Some(format!(": {why}")),
         _ => None,
     })?;
@@ -144,35 +150,43 @@ fn print_report(
             .flat_map(|g| &g.files)
             .any(|(_, o)| matches!(o, Outcome::Left(_)))
         {
-            crate::outln!("\nLeft alone:")?;
+            crate::say!(out, "\nLeft alone:")?;
         }
         for (path, why) in &report.ignored {
-            crate::outln!("  {path}: {why}")?;
+            crate::say!(out, "  {path}: {why}")?;
         }
     }
     if !report.notices.is_empty() {
-        crate::outln!("\nTo decide:")?;
+        crate::say!(out, "\nTo decide:")?;
         for notice in &report.notices {
-            crate::outln!("  {}: {}", notice.setting, notice.message)?;
+            crate::say!(out, "  {}: {}", notice.setting, notice.message)?;
         }
     }
     if !report.steps.is_empty() {
-        crate::outln!("\nFlux moves from flux_bootstrap_git to the Flux Operator; by hand:")?;
+        crate::say!(
+            out,
+            "\nFlux moves from flux_bootstrap_git to the Flux Operator; by hand:"
+        )?;
         for (i, step) in report.steps.iter().enumerate() {
-            crate::outln!("  {}. {step}", i + 1)?;
+            crate::say!(out, "  {}. {step}", i + 1)?;
         }
     }
     if !dry_run && changed {
-        crate::outln!(
+        crate::say!(
+            out,
             "\nNext: review the changes (`git diff`), run `cellgen check`, commit, and open a pull request. Then, in each cell's terraform/cells/<cell>, `terraform init -upgrade` (add -reconfigure if its backend.tf changed) and `terraform plan` before `terraform apply`."
         )?;
     }
     Ok(())
 }
 
-fn print_counts(group: &Group) -> Result<(), crate::error::CellgenError> {
+fn print_counts(
+    out: &mut super::report::Report,
+    group: &Group,
+) -> Result<(), crate::error::CellgenError> {
     let name = group.cell.as_deref().unwrap_or("(repository)");
-    crate::outln!(
+    crate::say!(
+        out,
         "  {:<28} {:>8} {:>6} {:>7} {:>5} {:>10} {:>8}",
         name,
         group.count(|o| matches!(o, Outcome::Replaced)),

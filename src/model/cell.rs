@@ -92,19 +92,52 @@ impl CellName {
                 "dashes must separate words: no leading, trailing or double dash".into(),
             ));
         }
-        let Some((region, environment)) = name.rsplit_once('-') else {
-            return Err(invalid(
-                "it has no environment; add one after the region, e.g. `eu-west-2-prod`".into(),
-            ));
-        };
-        if !AWS_REGIONS.contains(&region) {
-            let hint = did_you_mean(region, AWS_REGIONS.iter().copied())
-                .map(|s| format!(" Did you mean `{s}-{environment}`?"))
-                .unwrap_or_else(|| " Examples: us-east-1, eu-west-2, ap-southeast-2.".into());
-            return Err(invalid(format!("`{region}` is not an AWS region.{hint}")));
+        let shape = format!(
+            "a cell is named `<region>-<environment>`, e.g. `eu-west-2-prod` (this repository's environments: {})",
+            environments.join(", ")
+        );
+        if AWS_REGIONS.contains(&name) {
+            let example = environments
+                .first()
+                .map_or_else(|| format!("{name}-prod"), |e| format!("{name}-{e}"));
+            return Err(invalid(format!(
+                "`{name}` is a region with no environment: {shape}. Did you mean `{example}`?"
+            )));
         }
+        // The region is the longest known one the name starts with (regions have dashes too),
+        // so `us-east-1-staging-2` is region `us-east-1` and environment `staging-2`.
+        let known_region = AWS_REGIONS
+            .iter()
+            .filter(|r| {
+                name.len() > r.len() + 1 && name.starts_with(*r) && name.as_bytes()[r.len()] == b'-'
+            })
+            .max_by_key(|r| r.len());
+        let (region, environment) = match known_region {
+            Some(region) => (*region, &name[region.len() + 1..]),
+            None => {
+                let Some((region, environment)) = name.rsplit_once('-') else {
+                    return Err(invalid(format!("it has no environment; {shape}")));
+                };
+                let hint = did_you_mean(region, AWS_REGIONS.iter().copied())
+                    .map(|s| format!(" Did you mean `{s}-{environment}`?"))
+                    .unwrap_or_else(|| " Examples: us-east-1, eu-west-2, ap-southeast-2.".into());
+                return Err(invalid(format!(
+                    "`{region}` is not an AWS region ({shape}).{hint}"
+                )));
+            }
+        };
         if !environments.iter().any(|e| e == environment) {
             let hint = did_you_mean(environment, environments.iter().map(String::as_str))
+                .or_else(|| {
+                    crate::suggest::misspelt(environment, environments.iter().map(String::as_str))
+                })
+                .or_else(|| {
+                    // `staging-2`: the environment is its first word.
+                    environment
+                        .split('-')
+                        .next()
+                        .filter(|first| environments.iter().any(|e| e == first))
+                })
                 .map(|s| format!(" Did you mean `{region}-{s}`?"))
                 .unwrap_or_default();
             return Err(invalid(format!(

@@ -369,7 +369,7 @@ impl Config {
             yaml_serde::from_str(text).map_err(|err| CellgenError::MalformedConfig {
                 path: path.to_path_buf(),
                 line: err.location().map(|l| l.line()),
-                message: err.to_string(),
+                message: in_user_terms(&err.to_string()),
             })?;
         config.validate(text, path)?;
         Ok(config)
@@ -674,4 +674,61 @@ pub fn is_dns_label(s: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
+}
+
+/// A serde message about cellgen.yaml in the terms of the file, not of Rust: a misspelt setting
+/// gets a did-you-mean, `expected u8` says which numbers, and the position (already in the
+/// error's `file:line`) is not repeated.
+pub fn in_user_terms(message: &str) -> String {
+    let message = match message.rfind(" at line ") {
+        Some(at) if message[at..].contains(" column ") => &message[..at],
+        _ => message,
+    };
+    let ticked = |text: &str| -> Vec<String> {
+        text.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    if let Some(at) = message.find("unknown field `") {
+        let (prefix, rest) = message.split_at(at);
+        let names = ticked(rest);
+        if let Some((field, allowed)) = names.split_first() {
+            let hint = crate::suggest::did_you_mean(field, allowed.iter().map(String::as_str))
+                .or_else(|| crate::suggest::misspelt(field, allowed.iter().map(String::as_str)))
+                .map(|s| format!(" Did you mean `{s}`?"))
+                .unwrap_or_default();
+            let allowed: Vec<String> = allowed.iter().map(|a| format!("`{a}`")).collect();
+            return format!(
+                "{prefix}`{field}` is not a setting cellgen knows here.{hint} The settings here are {}",
+                allowed.join(", ")
+            );
+        }
+    }
+    let mut out = message.to_string();
+    for (rust, plain) in [
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        ("expected u64", "expected a whole number of 0 or more"),
+        ("expected usize", "expected a whole number of 0 or more"),
+        ("expected i32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected a boolean", "expected true or false"),
+        (
+            "expected a sequence",
+            "expected a list (`- item` lines, or `[a, b]`)",
+        ),
+        ("expected a map", "expected a mapping (`key: value` lines)"),
+        ("invalid type: ", ""),
+        ("invalid value: ", ""),
+        ("integer `", "the number `"),
+    ] {
+        out = out.replace(rust, plain);
+    }
+    out
 }

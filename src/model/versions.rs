@@ -84,6 +84,33 @@ fn documents(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Whether version `to` is older than `from`, both semver-like (`v1.21.0`, `1.19.1`); None
+/// when either is no such version (a tag like `latest`), which nothing can tell.
+pub fn is_older(to: &str, from: &str) -> Option<bool> {
+    let parse = |v: &str| -> Option<Vec<u64>> {
+        let core = v.trim_start_matches('v').split(['-', '+']).next()?;
+        core.split('.').map(|n| n.parse().ok()).collect()
+    };
+    let (to, from) = (parse(to)?, parse(from)?);
+    Some(to < from)
+}
+
+/// The chart version (or OCI tag) a component's files say, as `list components` shows it: the
+/// HelmRelease's `spec.chart.spec.version`, else an OCIRepository's `spec.ref.tag`.
+pub fn version_in<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let docs: Vec<Value> = texts.into_iter().flat_map(documents).collect();
+    let kind = |d: &Value, k: &str| d.get("kind").and_then(Value::as_str) == Some(k);
+    docs.iter()
+        .filter(|d| kind(d, "HelmRelease"))
+        .find_map(|d| str_at(d, CHART_VERSION))
+        .or_else(|| {
+            docs.iter()
+                .filter(|d| kind(d, "OCIRepository"))
+                .find_map(|d| str_at(d, OCI_TAG))
+        })
+        .map(str::to_string)
+}
+
 /// The manifests of the component in the repository, by layer: (layer, file, documents).
 fn manifests(
     plan: &Plan,

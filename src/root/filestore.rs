@@ -159,6 +159,16 @@ pub struct FileStore {
     listings: AtomicUsize,
     /// What the command's readers remember of these files ([`FileStore::memos`]).
     memos: crate::root::memos::Memos,
+    /// A planned change seen as if written (`FileStore::planned`): each changed path's text
+    /// after it (None: deleted), and the directories the new files make.
+    planned: Option<Planned>,
+}
+
+/// What [`FileStore::planned`] lays over the working tree.
+#[derive(Debug, Default)]
+struct Planned {
+    files: std::collections::HashMap<String, Option<Bytes>>,
+    dirs: std::collections::HashSet<String>,
 }
 
 impl FileStore {
@@ -171,6 +181,52 @@ impl FileStore {
             opens: AtomicUsize::new(0),
             listings: AtomicUsize::new(0),
             memos: Default::default(),
+            planned: None,
+        }
+    }
+
+    /// The working tree at `root` as it will be once `changes` (repository-relative paths, each
+    /// with its text after the change, None for a deletion) are written: what a command checks
+    /// before it writes. Everything else is read from disk as [`FileStore::new`] reads it.
+    pub fn planned<'a>(
+        root: &Utf8Path,
+        changes: impl IntoIterator<Item = (&'a Utf8Path, Option<&'a str>)>,
+    ) -> FileStore {
+        let mut planned = Planned::default();
+        for (path, text) in changes {
+            if text.is_some() {
+                for dir in path.ancestors().skip(1) {
+                    planned.dirs.insert(dir.as_str().to_string());
+                }
+            }
+            planned.files.insert(
+                path.as_str().to_string(),
+                text.map(|t| Arc::new(t.as_bytes().to_vec())),
+            );
+        }
+        FileStore {
+            planned: Some(planned),
+            ..FileStore::new(root)
+        }
+    }
+
+    /// What the planned change makes of `rel`, if it changes it.
+    fn planned_kind(&self, rel: &Utf8Path) -> Option<Opened> {
+        let planned = self.planned.as_ref()?;
+        match planned.files.get(rel.as_str()) {
+            Some(Some(bytes)) => Some(Opened {
+                kind: Ok(Kind::File),
+                contents: Some(Ok(bytes.clone())),
+            }),
+            Some(None) => Some(Opened {
+                kind: Ok(Kind::Missing),
+                contents: Some(Err(not_found())),
+            }),
+            None if planned.dirs.contains(rel.as_str()) => Some(Opened {
+                kind: Ok(Kind::Dir),
+                contents: None,
+            }),
+            None => None,
         }
     }
 
@@ -323,6 +379,9 @@ impl FileStore {
     }
 
     fn open(&self, rel: &Utf8Path) -> Opened {
+        if let Some(planned) = self.planned_kind(rel) {
+            return planned;
+        }
         let path = crate::root::paths::join(&self.root, rel);
         self.opens.fetch_add(1, Ordering::Relaxed);
         match open_nofollow(&path) {
@@ -438,6 +497,9 @@ impl FileStore {
         if let Some(opened) = slot.opened.get() {
             return opened.kind.clone().map_err(|f| f.error());
         }
+        if let Some(planned) = self.planned_kind(rel) {
+            return planned.kind.map_err(|f| f.error());
+        }
         slot.lstat
             .get_or_init(|| match self.kind_in_listing(rel) {
                 // The listing's kind is the entry's own (`d_type`, or `lstat` where the file
@@ -457,7 +519,11 @@ impl FileStore {
         slot.listed
             .get_or_init(|| {
                 self.listings.fetch_add(1, Ordering::Relaxed);
-                Arc::new(list(&self.root.join(rel)))
+                let mut listing = list(&self.root.join(rel));
+                if let Some(planned) = &self.planned {
+                    planned.relist(rel, &mut listing);
+                }
+                Arc::new(listing)
             })
             .clone()
     }
@@ -503,6 +569,57 @@ fn lstat(path: &Utf8Path) -> io::Result<Kind> {
         Ok(m) => Ok(Kind::of(m.file_type())),
         Err(e) if is_missing(&e) => Ok(Kind::Missing),
         Err(e) => Err(e),
+    }
+}
+
+impl Planned {
+    /// `listing` of directory `rel` with the planned files and directories in it, and without
+    /// the deleted ones.
+    fn relist(&self, rel: &Utf8Path, listing: &mut Listing) {
+        let child = |path: &str| -> Option<String> {
+            let parent = Utf8Path::new(path).parent()?;
+            (parent == rel).then(|| Utf8Path::new(path).file_name().unwrap_or("").to_string())
+        };
+        let mut add: Vec<(OsString, Kind)> = Vec::new();
+        for (path, text) in &self.files {
+            let Some(name) = child(path) else { continue };
+            listing
+                .entries
+                .retain(|(n, _)| n.to_str() != Some(name.as_str()));
+            if text.is_some() {
+                add.push((OsString::from(name), Kind::File));
+            }
+        }
+        for dir in &self.dirs {
+            let Some(name) = child(dir).filter(|n| !n.is_empty()) else {
+                continue;
+            };
+            if !listing
+                .entries
+                .iter()
+                .any(|(n, _)| n.to_str() == Some(name.as_str()))
+            {
+                add.push((OsString::from(name), Kind::Dir));
+            }
+        }
+        if add.is_empty() && listing.long.is_none() {
+            return;
+        }
+        let made = !add.is_empty() || self.dirs.contains(rel.as_str());
+        listing
+            .entries
+            .extend(add.into_iter().map(|(n, k)| (n, Ok(k))));
+        if made && !listing.opened {
+            listing.opened = true;
+            listing.error = None;
+        }
+        listing.long = (listing.entries.len() > 32).then(|| {
+            listing
+                .names()
+                .enumerate()
+                .map(|(i, name)| (name.clone(), i))
+                .collect()
+        });
     }
 }
 

@@ -206,8 +206,13 @@ impl Plan {
 
     /// The whole plan as a unified diff (paths as `a/…` and `b/…`, like git).
     pub fn diff(&self) -> String {
+        self.diff_of(|_| true)
+    }
+
+    /// [`Plan::diff`] of the changed paths `include` accepts.
+    pub fn diff_of(&self, include: impl Fn(&Utf8Path) -> bool) -> String {
         let mut out = String::new();
-        for (path, change) in self.effective() {
+        for (path, change) in self.effective().filter(|(p, _)| include(p)) {
             if change.binary {
                 // As git says it: a binary file's bytes are no diff.
                 out.push_str(&format!(

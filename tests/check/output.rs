@@ -278,7 +278,7 @@ fn a_repository_without_cells_is_an_error_in_every_format() {
     let out = cellgen()
         .arg("-C")
         .arg(root)
-        .args(["init", "--git-url", GIT_URL])
+        .args(["init", "--git-url", GIT_URL, "--admin-role-arn", ADMIN_ROLE])
         .output()
         .unwrap();
     assert!(

@@ -284,12 +284,22 @@ fn dry_run_prints_a_unified_diff_and_writes_nothing() {
     for (case, args) in [
         (
             "add-karpenter",
-            &["add-component", "karpenter", "--dry-run"][..],
+            &["add-component", "karpenter", "--dry-run", "--verbose"][..],
         ),
-        ("remove", &["remove-component", "karpenter", "--dry-run"]),
+        (
+            "remove",
+            &["remove-component", "karpenter", "--dry-run", "--verbose"],
+        ),
         (
             "shared-remove",
-            &["remove-component", "karpenter", "--cell", DEV, "--dry-run"],
+            &[
+                "remove-component",
+                "karpenter",
+                "--cell",
+                DEV,
+                "--dry-run",
+                "--verbose",
+            ],
         ),
     ] {
         let dir = fixture_input(case);
@@ -319,7 +329,12 @@ fn dry_run_prints_a_unified_diff_and_writes_nothing() {
             fs::remove_dir(dir.path().join(empty)).unwrap();
         }
         let expected = fixture_input(case);
-        let real: Vec<&str> = args.iter().copied().filter(|a| *a != "--dry-run").collect();
+        // The whole diff, records included (--verbose), is what applying writes.
+        let real: Vec<&str> = args
+            .iter()
+            .copied()
+            .filter(|a| *a != "--dry-run" && *a != "--verbose")
+            .collect();
         run_ok(expected.path(), &real);
         assert_eq!(
             text_files(dir.path()),
@@ -332,7 +347,14 @@ fn dry_run_prints_a_unified_diff_and_writes_nothing() {
 
 #[test]
 fn new_with_components_equals_new_then_add_component() {
-    let url = ["--git-url", GIT_URL, "--dns-zones", DNS_ZONE];
+    let url = [
+        "--git-url",
+        GIT_URL,
+        "--dns-zones",
+        DNS_ZONE,
+        "--admin-role-arn",
+        ADMIN_ROLE,
+    ];
     // A first cell.
     let together = temp_dir();
     run_ok(

@@ -116,7 +116,14 @@ fn egress_gateway_and_no_egress_gateway_conflict() {
         let out = cellgen()
             .arg("-C")
             .arg(dir.path())
-            .args(["new", PROD, "--git-url", GIT_URL])
+            .args([
+                "new",
+                PROD,
+                "--git-url",
+                GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+            ])
             .args(args)
             .output()
             .unwrap();

@@ -423,7 +423,11 @@ fn writing_commands_refresh_the_schemas_a_repository_has() {
     fs::write(&config_schema, "{}\n").unwrap();
     fs::remove_file(&component_schema).unwrap();
 
-    let out = run_ok(root, &["add-component", "karpenter", "--dry-run"]);
+    // The records and schemas of .cellgen/ show in a dry run with --verbose.
+    let out = run_ok(
+        root,
+        &["add-component", "karpenter", "--dry-run", "--verbose"],
+    );
     assert_mentions(&out, &["b/.cellgen/schemas/cellgen.schema.json"]);
     assert_eq!(read(&config_schema), "{}\n", "--dry-run wrote the schema");
 

@@ -19,7 +19,10 @@ fn init_in_a_repository_with_its_own_controllers_layer_says_what_it_kept_and_che
     .unwrap();
     let theirs = tree_hash(&layer);
 
-    let out = run_ok(root, &["init", "--git-url", GIT_URL]);
+    let out = run_ok(
+        root,
+        &["init", "--git-url", GIT_URL, "--admin-role-arn", ADMIN_ROLE],
+    );
     for word in [
         "kept  infrastructure/controllers/",
         "skipped  infrastructure/controllers/platform-namespace.yaml",

@@ -242,7 +242,7 @@ fn remove_cell_suggests_the_cell_meant() {
         &["remove-cell", "eu-west-2-prd"],
         2,
         &[
-            "invalid cell name `eu-west-2-prd`",
+            "unknown cell `eu-west-2-prd`",
             "Did you mean `eu-west-2-prod`?",
         ],
     );

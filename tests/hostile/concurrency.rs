@@ -202,7 +202,16 @@ fn two_new_in_one_empty_directory_make_one_repository_with_both_cells() {
     let children = vec![
         spawn(
             dir.path(),
-            &["new", PROD, "--git-url", GIT_URL, "--dns-zones", DNS_ZONE],
+            &[
+                "new",
+                PROD,
+                "--git-url",
+                GIT_URL,
+                "--dns-zones",
+                DNS_ZONE,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+            ],
         ),
         spawn(
             dir.path(),
@@ -213,6 +222,8 @@ fn two_new_in_one_empty_directory_make_one_repository_with_both_cells() {
                 GIT_URL,
                 "--dns-zones",
                 DNS_ZONE,
+                "--admin-role-arn",
+                ADMIN_ROLE,
             ],
         ),
     ];

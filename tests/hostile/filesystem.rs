@@ -158,7 +158,14 @@ fn a_start_directory_whose_path_is_not_utf8_is_an_error_naming_it() {
     let flag = cellgen()
         .arg("-C")
         .arg(&dir)
-        .args(["new", PROD, "--git-url", GIT_URL])
+        .args([
+            "new",
+            PROD,
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
         .output()
         .unwrap();
     assert_eq!(flag.status.code(), Some(2), "{}", stderr(&flag));
@@ -167,7 +174,14 @@ fn a_start_directory_whose_path_is_not_utf8_is_an_error_naming_it() {
     }
     let cwd = cellgen()
         .current_dir(&dir)
-        .args(["new", PROD, "--git-url", GIT_URL])
+        .args([
+            "new",
+            PROD,
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
         .output()
         .unwrap();
     assert_eq!(cwd.status.code(), Some(1), "{}", stderr(&cwd));
@@ -260,7 +274,14 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "the first new keeps an existing .github/workflows/cellgen.yaml",
             setup: |dir| put(dir, ".github/workflows/cellgen.yaml", b"name: ours\n"),
-            args: &["new", PROD, "--git-url", GIT_URL],
+            args: &[
+                "new",
+                PROD,
+                "--git-url",
+                GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+            ],
             expect: Expect::Succeeds(|dir, out| {
                 assert_eq!(
                     read(&dir.join(".github/workflows/cellgen.yaml")),
@@ -284,7 +305,7 @@ pub fn cases() -> Vec<Case> {
                     b"# ours\n",
                 )
             },
-            args: &["init", "--git-url", GIT_URL],
+            args: &["init", "--git-url", GIT_URL, "--admin-role-arn", ADMIN_ROLE],
             expect: Expect::Succeeds(|dir, out| {
                 assert_eq!(
                     read(&dir.join("infrastructure/controllers/platform-namespace.yaml")),
@@ -305,7 +326,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "init leaves a layer directory with its own kustomization.yaml alone",
             setup: |dir| put(dir, "apps/kustomization.yaml", b"resources: []\n"),
-            args: &["init", "--git-url", GIT_URL],
+            args: &["init", "--git-url", GIT_URL, "--admin-role-arn", ADMIN_ROLE],
             expect: Expect::Succeeds(|dir, out| {
                 assert_eq!(
                     read(&dir.join("apps/kustomization.yaml")),
@@ -852,7 +873,14 @@ fn new_below_a_repository_uses_it_and_never_one_above_the_git_work_tree() {
     let out = cellgen()
         .arg("-C")
         .arg(&inner)
-        .args(["new", "us-east-1-dev", "--git-url", GIT_URL])
+        .args([
+            "new",
+            "us-east-1-dev",
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

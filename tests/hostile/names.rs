@@ -14,7 +14,14 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "cell name with a path separator",
             setup: empty,
-            args: &["new", "../eu-west-2-prod", "--git-url", GIT_URL],
+            args: &[
+                "new",
+                "../eu-west-2-prod",
+                "--git-url",
+                GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+            ],
             expect: Expect::Fails {
                 code: 2,
                 words: &["invalid cell name", "path separator"],
@@ -23,7 +30,14 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "cell name in an unknown region",
             setup: empty,
-            args: &["new", "eu-wset-2-prod", "--git-url", GIT_URL],
+            args: &[
+                "new",
+                "eu-wset-2-prod",
+                "--git-url",
+                GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+            ],
             expect: Expect::Fails {
                 code: 2,
                 words: &["Did you mean `eu-west-2-prod`"],

@@ -222,7 +222,16 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "new with --git-branch 0777 writes the branch as a string",
             setup: |_| {},
-            args: &["new", CELL, "--git-url", GIT_URL, "--git-branch", "0777"],
+            args: &[
+                "new",
+                CELL,
+                "--git-url",
+                GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
+                "--git-branch",
+                "0777",
+            ],
             expect: Expect::Succeeds(branch_0777),
         },
         Case {
@@ -233,6 +242,8 @@ pub fn cases() -> Vec<Case> {
                 CELL,
                 "--git-url",
                 GIT_URL,
+                "--admin-role-arn",
+                ADMIN_ROLE,
                 "--state-bucket",
                 "0777",
                 "--state-region",

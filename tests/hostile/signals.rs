@@ -130,7 +130,14 @@ fn twelve_cells(dir: &Path) {
     }
 }
 
-const NEW: &[&str] = &["new", PROD, "--git-url", GIT_URL];
+const NEW: &[&str] = &[
+    "new",
+    PROD,
+    "--git-url",
+    GIT_URL,
+    "--admin-role-arn",
+    ADMIN_ROLE,
+];
 const ADD_KARPENTER: &[&str] = &["add-component", "karpenter", "--cell", "eu-west-1-dev"];
 
 #[track_caller]

@@ -127,7 +127,14 @@ fn cluster_access_flags_are_checked() {
     ];
     for (flags, words) in cases {
         let dir = temp_dir();
-        let mut args = vec!["new", PROD, "--git-url", GIT_URL];
+        let mut args = vec![
+            "new",
+            PROD,
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ];
         args.extend_from_slice(flags);
         let out = run(dir.path(), &args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -138,9 +145,27 @@ fn cluster_access_flags_are_checked() {
         );
         assert!(tree_hash(dir.path()).is_empty(), "{flags:?} wrote files");
     }
-    // `""` turns the public endpoint off; no admin role warns, and the plan precondition stops it.
+    // `""` turns the public endpoint off; no admin role needs --allow-no-admin, warns, and the
+    // plan precondition stops it.
     let dir = temp_dir();
-    let out = new_cell(dir.path(), &[PROD, "--public-endpoint-cidrs", ""]);
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args([
+            "new",
+            PROD,
+            "--public-endpoint-cidrs",
+            "",
+            "--allow-no-admin",
+        ])
+        .args(["--git-url", GIT_URL, "--dns-zones", DNS_ZONE])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("no cluster admin role"));
     let config = read(&dir.path().join("cellgen.yaml"));
     assert!(

@@ -234,6 +234,8 @@ fn a_git_host_other_than_github_needs_its_keys() {
             "--no-input",
             "--git-url",
             url,
+            "--admin-role-arn",
+            ADMIN_ROLE,
             "--git-known-hosts-file",
         ])
         .arg(&keys)
@@ -260,6 +262,8 @@ fn a_git_host_other_than_github_needs_its_keys() {
             "--no-input",
             "--git-url",
             url,
+            "--admin-role-arn",
+            ADMIN_ROLE,
             "--git-known-hosts-file",
         ])
         .arg(&keys)

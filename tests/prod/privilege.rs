@@ -163,7 +163,14 @@ fn external_dns_needs_the_zones_of_the_environment_first() {
     let out = cellgen()
         .arg("-C")
         .arg(root)
-        .args(["new", PROD, "--git-url", GIT_URL])
+        .args([
+            "new",
+            PROD,
+            "--git-url",
+            GIT_URL,
+            "--admin-role-arn",
+            ADMIN_ROLE,
+        ])
         .output()
         .unwrap();
     assert!(

@@ -1,5 +1,5 @@
-//! The repository around the cells: the CI workflow (pinned, cached, working without
-//! CELLGEN_GIT_URL, `terraform fmt -check` on the stacks a change touches), the `git add` line
+//! The repository around the cells: the CI workflow (pinned, failing closed: the check always
+//! runs, with a checksum-verified release binary; `terraform fmt -check` on the stacks a change touches), the `git add` line
 //! `new` prints, the branch Flux syncs, and the README's layout.
 
 use std::process::Command;
@@ -18,31 +18,11 @@ fn steps(workflow: &Value) -> Vec<Value> {
         .clone()
 }
 
-/// Whether a step runs when CELLGEN_GIT_URL is `url` and the repository has cells or not (the
-/// conditions the workflow uses).
-fn runs_with(step: &Value, url: &str, cells: bool) -> bool {
-    let Some(condition) = step["if"].as_str() else {
-        return true;
-    };
-    condition.split("&&").all(|term| {
-        let term = term.trim();
-        if let Some(value) = term.strip_prefix("env.CELLGEN_GIT_URL != ") {
-            url != value.trim_matches('\'')
-        } else if let Some(value) = term.strip_prefix("env.CELLGEN_GIT_URL == ") {
-            url == value.trim_matches('\'')
-        } else if term == "hashFiles('cells/*/*') != ''" {
-            cells
-        } else if term == "hashFiles('cells/*/*') == ''" {
-            !cells
-        } else {
-            // Cache hits only skip work; assume a miss.
-            term == "steps.cellgen-cache.outputs.cache-hit != 'true'"
-        }
-    })
-}
-
+/// The CI gate fails closed (issue 19): `cellgen check` runs on every run, with no condition
+/// that could skip it, after installing the released binary of the pinned version, verified
+/// against the release's SHA-256 checksums; a missing variable, release or checksum fails.
 #[test]
-fn the_workflow_pins_its_actions_caches_cellgen_and_works_without_cellgen_git_url() {
+fn the_workflow_always_runs_the_check_with_a_checksum_verified_release_binary() {
     let dir = new_repo(&[PROD]);
     let flow = workflow(dir.path());
     let steps = steps(&flow);
@@ -55,84 +35,161 @@ fn the_workflow_pins_its_actions_caches_cellgen_and_works_without_cellgen_git_ur
             );
         }
     }
-    let toolchain = steps
-        .iter()
-        .find(|s| {
-            s["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("dtolnay/rust-toolchain@"))
-        })
-        .unwrap();
-    assert_eq!(toolchain["with"]["toolchain"], "1.95.0");
-    let cache = steps
-        .iter()
-        .find(|s| {
-            s["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("actions/cache@"))
-        })
-        .unwrap();
-    assert_eq!(cache["with"]["path"], "~/.cargo/bin/cellgen");
-    assert!(
-        cache["with"]["key"]
-            .as_str()
-            .unwrap()
-            .contains(env!("CARGO_PKG_VERSION"))
-    );
-    let build = steps
-        .iter()
-        .find(|s| {
-            s["run"]
-                .as_str()
-                .is_some_and(|r| r.contains("cargo install"))
-        })
-        .unwrap();
-    assert!(
-        build["run"].as_str().unwrap().contains("--locked")
-            && build["run"]
-                .as_str()
-                .unwrap()
-                .contains("--tag \"v$CELLGEN_VERSION\"")
-    );
     assert_eq!(flow["env"]["CELLGEN_VERSION"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        flow["env"]["CELLGEN_RELEASES"],
+        "${{ vars.CELLGEN_RELEASES }}"
+    );
+    // Pull requests and pushes to the synced branch; the job itself has no condition.
+    assert!(flow["on"]["pull_request"].is_null() || flow["on"]["pull_request"].is_object());
+    assert!(flow["jobs"]["check"]["if"].is_null());
+    let text = read(&dir.path().join(".github/workflows/cellgen.yaml"));
+    assert!(
+        !text.contains("CELLGEN_GIT_URL") && !text.contains("cargo install"),
+        "{text}"
+    );
 
-    let run_text_in = |url: &str, cells: bool| -> String {
-        steps
-            .iter()
-            .filter(|s| runs_with(s, url, cells))
-            .map(|s| {
-                format!(
-                    "{}\n{}\n",
-                    s["run"].as_str().unwrap_or_default(),
-                    s["uses"].as_str().unwrap_or_default()
-                )
-            })
-            .collect()
+    let position = |pred: &dyn Fn(&Value) -> bool| steps.iter().position(pred);
+    let install = position(&|s| {
+        s["run"]
+            .as_str()
+            .is_some_and(|r| r.contains("gh release download"))
+    })
+    .expect("a step installing the release binary");
+    let check = position(&|s| s["run"] == "cellgen check --format github")
+        .expect("a step running cellgen check");
+    assert!(install < check);
+    // Neither the install nor the check can be skipped, and neither may fail quietly.
+    for step in [&steps[install], &steps[check]] {
+        assert!(step["if"].is_null(), "{step}");
+        assert!(step["continue-on-error"].is_null(), "{step}");
+    }
+    // Every step before the check that may be skipped or may fail quietly would let it pass
+    // without running: there is none.
+    for step in &steps[..check] {
+        assert!(
+            step["if"].is_null() && step["continue-on-error"].is_null(),
+            "{step}"
+        );
+    }
+    let script = steps[install]["run"].as_str().unwrap();
+    for needed in [
+        "set -euo pipefail",
+        "gh release download \"v$CELLGEN_VERSION\" -R \"$CELLGEN_RELEASES\" -p \"$archive\" -p SHA256SUMS",
+        "sha256sum --strict -c",
+        "x86_64-unknown-linux-musl",
+        "aarch64-unknown-linux-musl",
+    ] {
+        assert!(
+            script.contains(needed),
+            "the install step lacks {needed}:\n{script}"
+        );
+    }
+
+    // Run the install script against stand-ins for `gh`, to see it fail closed: without the
+    // variable, with a checksum that does not match, with no checksum line; and pass with the
+    // right one.
+    let work = temp_dir();
+    let bin = work.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let payload = work.path().join("payload");
+    std::fs::create_dir_all(&payload).unwrap();
+    let fake_cellgen = payload.join("cellgen");
+    std::fs::write(
+        &fake_cellgen,
+        format!("#!/bin/sh\necho cellgen {}\n", env!("CARGO_PKG_VERSION")),
+    )
+    .unwrap();
+    let archive = format!(
+        "cellgen-{}-{}-unknown-linux-musl.tar.gz",
+        env!("CARGO_PKG_VERSION"),
+        if cfg!(target_arch = "aarch64") {
+            "aarch64"
+        } else {
+            "x86_64"
+        }
+    );
+    assert!(
+        Command::new("chmod")
+            .args(["+x"])
+            .arg(&fake_cellgen)
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(
+        Command::new("tar")
+            .args(["-czf"])
+            .arg(payload.join(&archive))
+            .arg("-C")
+            .arg(&payload)
+            .arg("cellgen")
+            .status()
+            .unwrap()
+            .success()
+    );
+    // `gh release download` copies the archive and the SHA256SUMS the test wrote.
+    std::fs::write(
+        bin.join("gh"),
+        format!(
+            "#!/bin/sh\ncp {p}/{archive} . && cp {p}/SHA256SUMS .\n",
+            p = payload.display()
+        ),
+    )
+    .unwrap();
+    assert!(
+        Command::new("chmod")
+            .args(["+x"])
+            .arg(bin.join("gh"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let sum = {
+        let out = Command::new("sha256sum")
+            .arg(payload.join(&archive))
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string()
     };
-    let run_text = |url: &str| run_text_in(url, true);
-    // Before the first cell: `cellgen check` (which fails without cells) waits, a notice says why.
-    let empty = run_text_in("https://git.example.com/tools/cellgen.git", false);
-    assert!(
-        !empty.contains("cellgen check --format") && empty.contains("No cell under cells/ yet"),
-        "{empty}"
-    );
-    // With the variable: cellgen is built on a cache miss and checks; terraform fmt runs.
-    let set = run_text("https://git.example.com/tools/cellgen.git");
-    assert!(
-        set.contains("cellgen check --format github") && set.contains("cargo install"),
-        "{set}"
-    );
-    assert!(set.contains("terraform fmt -check"), "{set}");
-    // Without it: nothing needs cellgen, a warning says why, terraform fmt still runs.
-    let set = run_text("");
-    assert!(
-        !set.contains("cellgen check --format") && !set.contains("cargo install"),
-        "{set}"
-    );
-    assert!(
-        set.contains("::warning") && set.contains("terraform fmt -check"),
-        "{set}"
-    );
+    let run = |releases: &str, sums: &str| {
+        std::fs::write(payload.join("SHA256SUMS"), sums).unwrap();
+        let home = work.path().join("home");
+        let _ = std::fs::remove_dir_all(&home);
+        let out = Command::new("bash")
+            .args(["-c", script])
+            .env(
+                "PATH",
+                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            )
+            .env("CELLGEN_VERSION", env!("CARGO_PKG_VERSION"))
+            .env("CELLGEN_RELEASES", releases)
+            .env("RUNNER_TEMP", work.path().join("tmp"))
+            .env("HOME", &home)
+            .env("GITHUB_PATH", work.path().join("github_path"))
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let good = format!("{sum}  {archive}\n");
+    let (ok, out) = run("", &good);
+    assert!(!ok && out.contains("CELLGEN_RELEASES"), "{out}");
+    let (ok, out) = run("acme/cellgen", &format!("{}  {archive}\n", "0".repeat(64)));
+    assert!(!ok, "a wrong checksum passed: {out}");
+    let (ok, out) = run("acme/cellgen", "");
+    assert!(!ok && out.contains("no checksum"), "{out}");
+    let (ok, out) = run("acme/cellgen", &good);
+    assert!(ok, "{out}");
+    assert!(work.path().join("home/.local/bin/cellgen").is_file());
 }
 
 #[test]
@@ -286,12 +343,12 @@ fn the_git_add_line_stages_everything_new_wrote_and_the_branch_is_the_current_on
 
 #[test]
 fn the_readme_layout_lists_exactly_the_files_of_a_cell() {
-    let readme = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    let readme = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference.md"));
     let layout = readme
         .split("## What it generates")
         .nth(1)
         .and_then(|s| s.split("```").nth(1))
-        .expect("README has no layout block under `## What it generates`");
+        .expect("docs/reference.md has no layout block under `## What it generates`");
     // Names are in the first column; a stack file's description starts at column 40.
     let mut in_stack = false;
     let mut stack_files = BTreeSet::new();
@@ -411,4 +468,73 @@ fn a_stack_keeps_terraforms_local_files_out_of_git_and_its_lock_file_in() {
     }
     let text = read(&root.join(&stack).join(".gitignore"));
     assert!(text.contains("Commit .terraform.lock.hcl"), "{text}");
+}
+
+/// The project's own release workflow (issue 19): tagged builds of every target the generated
+/// workflow and the README's install line download, archives named as they expect, SHA256SUMS,
+/// and a release published only once all of them are there.
+#[test]
+fn the_release_workflow_builds_every_target_with_checksums() {
+    let text = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/workflows/release.yml"));
+    let flow: Value = yaml_serde::from_str(&text).unwrap();
+    assert_eq!(flow["on"]["push"]["tags"][0], "v*", "{}", flow["on"]);
+    let targets: Vec<&str> = flow["jobs"]["build"]["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    let wanted = [
+        "x86_64-unknown-linux-musl",
+        "aarch64-unknown-linux-musl",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+    ];
+    assert_eq!(targets, wanted);
+    // The generated workflow downloads the Linux ones; the README names them all.
+    let readme = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    for target in wanted {
+        assert!(readme.contains(target), "README.md does not name {target}");
+        assert!(
+            text.contains(&format!("cellgen-$version-{target}.tar.gz")) || text.contains(target)
+        );
+    }
+    let scripts: String = flow["jobs"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|job| job["steps"].as_array().unwrap().clone())
+        .filter_map(|step| step["run"].as_str().map(str::to_string))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for needed in [
+        "cargo build --release --locked --target",
+        "archive=\"cellgen-${GITHUB_REF_NAME#v}-$TARGET.tar.gz\"",
+        "sha256sum cellgen-*.tar.gz >SHA256SUMS",
+        "gh release upload \"$GITHUB_REF_NAME\" SHA256SUMS",
+        "--draft=false",
+    ] {
+        assert!(scripts.contains(needed), "release.yml lacks {needed}");
+    }
+    // Published only after every build: publish needs build, which needs the draft.
+    assert_eq!(flow["jobs"]["publish"]["needs"], "build");
+    assert_eq!(flow["jobs"]["build"]["needs"], "draft");
+    for step in flow["jobs"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|job| job["steps"].as_array().unwrap().clone())
+    {
+        if let Some(uses) = step["uses"].as_str() {
+            let (_, sha) = uses.split_once('@').unwrap();
+            assert!(sha.len() == 40, "{uses} is not pinned by commit");
+        }
+        if let Some(script) = step["run"].as_str() {
+            let ok = Command::new("bash")
+                .args(["-n", "-c", script])
+                .status()
+                .unwrap();
+            assert!(ok.success(), "{script}");
+        }
+    }
 }

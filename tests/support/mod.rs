@@ -28,6 +28,9 @@ pub use messages::{
 
 /// The Git URL every generated test repository syncs from.
 pub const GIT_URL: &str = "ssh://git@github.com/acme/infra.git";
+/// The cluster admin role every test repository names (`--admin-role-arn`): without one, a new
+/// repository is refused unless `--allow-no-admin`.
+pub const ADMIN_ROLE: &str = "arn:aws:iam::123456789012:role/platform-admin";
 /// The hosted zone every test repository gives external-dns and cert-manager (`--dns-zones`).
 pub const DNS_ZONE: &str = "example.com";
 
@@ -102,6 +105,7 @@ pub fn new_cell(dir: &Path, args: &[&str]) -> std::process::Output {
         .arg("new")
         .args(args)
         .args(["--git-url", GIT_URL, "--dns-zones", DNS_ZONE])
+        .args(["--admin-role-arn", ADMIN_ROLE])
         .output()
         .expect("cannot run cellgen");
     assert!(

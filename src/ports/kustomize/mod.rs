@@ -377,7 +377,8 @@ impl Caches {
     }
 
     fn plain_hit(&self) {
-        self.plain_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.plain_hits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// How many builds `native::plain` answered from its memo.

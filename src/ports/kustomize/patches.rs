@@ -43,12 +43,7 @@ fn content(
 }
 
 /// The resources a selector picks (resWrangler.Select).
-fn select(
-    b: &Fs,
-    acc: &[Res],
-    sel: &Selector,
-    file: &Utf8Path,
-) -> Result<Vec<usize>, BuildError> {
+fn select(b: &Fs, acc: &[Res], sel: &Selector, file: &Utf8Path) -> Result<Vec<usize>, BuildError> {
     let c = Compiled::new(sel, b.caches()).map_err(|what| BuildError::Unsupported {
         file: file.to_path_buf(),
         field: format!("patch target {what}"),
