@@ -310,7 +310,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     // A path given on the command line enters here (`--values`, `--from`).
     let path = crate::root::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
     let path = path.as_path();
-    let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read {
+    let text = crate::root::disk::read_to_string(path).map_err(|source| CellgenError::Read {
         path: path.to_path_buf(),
         source,
     })?;

@@ -11,7 +11,7 @@ use crate::writer::plan::ChangeKind;
 
 /// Where cellgen keeps its records and editor schemas: a dry run summarises their changes in
 /// one line, since they say what cellgen generated, not what the repository does.
-pub const RECORDS_DIR: &str = ".cellgen";
+pub const RECORDS_DIR: &str = crate::model::names::CELLGEN_DIR;
 
 /// Whether `path` is one of cellgen's records (`.cellgen/...`).
 pub fn is_record(path: &Utf8Path) -> bool {
