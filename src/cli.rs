@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use clap_complete::engine::ArgValueCandidates;
 
-use crate::commands::completions as complete;
+use crate::commands::ui::complete;
 
 #[derive(Debug, Parser)]
 #[command(
