@@ -165,7 +165,8 @@ fn a_command_refuses_what_check_would_reject_with_the_same_finding() {
     // The stack declares the password (a key may only refer to what the stack declares), so
     // what stops the key is the secret it would put in the ConfigMap.
     std::fs::write(
-        dir.path().join("terraform/cells/eu-west-2-prod/database.tf"),
+        dir.path()
+            .join("terraform/cells/eu-west-2-prod/database.tf"),
         "resource \"random_password\" \"db\" {\n  length = 32\n}\n",
     )
     .unwrap();
