@@ -94,11 +94,12 @@ pub enum CellgenError {
         target: Utf8PathBuf,
     },
 
-    /// YAML nested deeper than cellgen reads (`crate::ports::yaml::depth`).
-    #[error("{}:{}: {source}", path, source.line)]
-    NestedTooDeep {
+    /// YAML that cellgen refuses (too large, nested too deep) or that does not parse
+    /// (`crate::ports::yaml`, the one entry point to every YAML parser).
+    #[error("{}{}: {problem}", path, problem.line().map(|l| format!(":{l}")).unwrap_or_default())]
+    Yaml {
         path: Utf8PathBuf,
-        source: crate::ports::yaml::depth::DepthError,
+        problem: crate::ports::yaml::YamlError,
     },
 
     #[error("cannot write {}", path)]
@@ -255,6 +256,14 @@ pub enum CellgenError {
         journal: Utf8PathBuf,
         command: String,
     },
+}
+
+impl CellgenError {
+    /// For `map_err`: a YAML refusal or parse error of the file at `path` (`path:line: ...`).
+    pub fn yaml(path: &camino::Utf8Path) -> impl FnOnce(crate::ports::yaml::YamlError) -> Self {
+        let path = path.to_path_buf();
+        move |problem| CellgenError::Yaml { path, problem }
+    }
 }
 
 impl CellgenError {

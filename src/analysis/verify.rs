@@ -58,15 +58,13 @@ fn invalid(file: &Utf8Path, message: impl Into<String>) -> CellgenError {
 
 /// Reads `text` (from `file`): a ConfigMap, or `terraform show -json` output.
 pub fn read(text: &str, file: &Utf8Path) -> Result<RealMetadata, CellgenError> {
-    crate::ports::yaml::depth::check_file(text, file)?;
-    let value: Value = yaml_serde::from_str(text).map_err(|e| {
+    crate::ports::yaml::guard(text).map_err(CellgenError::yaml(file))?;
+    let value: Value = crate::ports::yaml::from_str(text).map_err(|e| {
         invalid(
             file,
             format!(
                 "{}neither YAML nor JSON: {e}",
-                e.location()
-                    .map(|l| format!("line {}: ", l.line()))
-                    .unwrap_or_default()
+                e.line().map(|l| format!("line {l}: ")).unwrap_or_default()
             ),
         )
     })?;

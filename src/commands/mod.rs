@@ -409,9 +409,9 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
         path: path.to_path_buf(),
         source,
     })?;
-    crate::ports::yaml::depth::check_file(&text, path)?;
+    crate::ports::yaml::guard(&text).map_err(CellgenError::yaml(path))?;
     let value: yaml_serde::Value =
-        yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
+        crate::ports::yaml::from_str(&text).map_err(|e| CellgenError::InvalidFile {
             path: path.to_path_buf(),
             // The parser's message already says where ("at line 2 column 1").
             message: format!("not valid YAML: {e}"),

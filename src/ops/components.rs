@@ -84,7 +84,7 @@ pub fn cell_components(
         let Some(text) = plan.read(&path)? else {
             continue;
         };
-        crate::ports::yaml::depth::check_file(&text, &path)?;
+        crate::ports::yaml::guard(&text).map_err(CellgenError::yaml(&path))?;
         for reference in yaml::flux_components(&text).map_err(|e| invalid(&path, e))? {
             if let Some(resolved) = resolve_ref(&layer.path, &reference)
                 && let Ok(rest) = resolved.strip_prefix(COMPONENTS_DIR)
@@ -219,7 +219,7 @@ impl Adding<'_> {
             let reference = component_ref(&layer.path, name, layer_name);
             let path = cell_flux_dir(&cell.name).join(format!("{layer_name}.yaml"));
             edit(plan, &path, |text| {
-                crate::ports::yaml::depth::check_file(text, &path)?;
+                crate::ports::yaml::guard(text).map_err(CellgenError::yaml(&path))?;
                 yaml::add_flux_component(text, &reference).map_err(|e| invalid(&path, e))
             })?;
         }
@@ -386,7 +386,7 @@ pub fn remove(
         let reference = component_ref(&layer.path, name, layer_name);
         let path = cell_flux_dir(&cell.name).join(format!("{layer_name}.yaml"));
         edit(plan, &path, |text| {
-            crate::ports::yaml::depth::check_file(text, &path)?;
+            crate::ports::yaml::guard(text).map_err(CellgenError::yaml(&path))?;
             yaml::remove_flux_component(text, &reference).map_err(|e| invalid(&path, e))
         })?;
     }
@@ -458,9 +458,9 @@ fn validate_component(
         if component.origin == Origin::Repository {
             let kustomization = component.layer_dir(layer).join("kustomization.yaml");
             let text = plan.read(&kustomization)?.ok_or_else(|| invalid(&kustomization, "missing: each layer of a component needs a kustomization.yaml with `kind: Component`"))?;
-            crate::ports::yaml::depth::check_file(&text, &kustomization)?;
+            crate::ports::yaml::guard(&text).map_err(CellgenError::yaml(&kustomization))?;
             let value: yaml_serde::Value =
-                yaml_serde::from_str(&text).map_err(|e| invalid(&kustomization, e))?;
+                crate::ports::yaml::from_str(&text).map_err(|e| invalid(&kustomization, e))?;
             if value.get("kind").and_then(|k| k.as_str()) != Some("Component") {
                 return Err(invalid(
                     &kustomization,

@@ -11,6 +11,7 @@
 //! what this port does not reproduce is reported as unsupported, never guessed.
 
 pub mod depth;
+mod entry;
 mod events;
 mod folded;
 pub mod holes;
@@ -22,6 +23,7 @@ use serde_json::{Map, Number, Value};
 use resolve::{Resolved, STR, Unresolved};
 use tree::{Doc, Kind};
 
+pub use entry::{MAX_BYTES, YamlError, documents, from_str, guard, lossless};
 pub use events::ScalarStyle;
 
 /// Why a text did not load.
@@ -33,7 +35,7 @@ pub enum LoadError {
     Fails(String),
     /// kustomize accepts it; this port does not reproduce it.
     Unsupported(String),
-    /// cellgen refuses it before parsing (`crate::ports::yaml::depth`); 1-based line in the whole text.
+    /// cellgen refuses it before parsing ([`guard`]); 1-based line in the whole text.
     Refused { line: usize, message: String },
 }
 
