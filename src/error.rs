@@ -109,6 +109,13 @@ pub enum CellgenError {
         source: std::io::Error,
     },
 
+    /// An input larger than cellgen reads (`crate::root::limited`).
+    #[error(
+        "{}: more than {limit} bytes (32 MiB), the most cellgen reads from one input: is it the file you meant? A FIFO or device (/dev/zero) never ends; give a regular file",
+        path
+    )]
+    TooLarge { path: Utf8PathBuf, limit: usize },
+
     #[error("cannot read {}", path)]
     Read {
         path: Utf8PathBuf,

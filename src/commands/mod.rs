@@ -405,10 +405,7 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     // A path given on the command line enters here (`--values`, `--from`).
     let path = crate::root::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
     let path = path.as_path();
-    let text = std::fs::read_to_string(path).map_err(|source| CellgenError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::root::limited::read_file(path, path)?;
     crate::ports::yaml::guard(&text).map_err(CellgenError::yaml(path))?;
     let value: yaml_serde::Value =
         crate::ports::yaml::from_str(&text).map_err(|e| CellgenError::InvalidFile {

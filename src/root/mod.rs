@@ -3,5 +3,6 @@
 
 pub mod filestore;
 pub mod fsguard;
+pub mod limited;
 pub mod paths;
 pub mod source;
