@@ -39,19 +39,7 @@ pub fn with_karpenter(dir: &Path) {
         run_ok(t.path(), &["add-component", "karpenter"]);
         t
     });
-    copy_tree(template.path(), dir);
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from).min_depth(1) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            fs::create_dir_all(&target).unwrap();
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+    copy_dir(template.path(), dir);
 }
 
 /// The repository, with `bad` appended to `file` (created when missing).

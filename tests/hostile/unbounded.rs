@@ -11,76 +11,81 @@ use super::*;
 
 const LIMIT: &str = "more than 33554432 bytes (32 MiB)";
 
-/// A regular file of 32 MiB and one byte: YAML that parses, were it read.
-fn huge_values(dir: &Path) {
-    cell(dir);
-    let mut text = String::from("a: b\n");
-    let line = format!("k: {}\n", "x".repeat(1020));
+/// Appends copies of `line` to the file at `path` until it holds more than 32 MiB.
+fn grow_past_limit(path: &Path, line: &str) {
+    let mut text = fs::read_to_string(path).unwrap_or_default();
     while text.len() <= 32 * 1024 * 1024 {
-        text.push_str(&line);
-    }
-    fs::write(dir.join("values.yaml"), text).unwrap();
-}
-
-/// cellgen.yaml grown past the YAML limit (a comment, so only the size is wrong).
-fn huge_config(dir: &Path) {
-    cell(dir);
-    let path = dir.join("cellgen.yaml");
-    let mut text = fs::read_to_string(&path).unwrap();
-    let line = format!("# {}\n", "x".repeat(1020));
-    while text.len() <= 32 * 1024 * 1024 {
-        text.push_str(&line);
+        text.push_str(line);
     }
     fs::write(path, text).unwrap();
 }
 
+/// A regular file of more than 32 MiB: YAML that parses, were it read.
+fn huge_values(dir: &Path) {
+    cell(dir);
+    fs::write(dir.join("values.yaml"), "a: b\n").unwrap();
+    grow_past_limit(
+        &dir.join("values.yaml"),
+        &format!("k{}: v\n", "x".repeat(1020)),
+    );
+}
+
+/// cellgen.yaml grown past the YAML limit (comments, so only the size is wrong).
+fn huge_config(dir: &Path) {
+    cell(dir);
+    grow_past_limit(
+        &dir.join("cellgen.yaml"),
+        &format!("# {}\n", "x".repeat(1020)),
+    );
+}
+
+/// A case that must fail at the limit, naming `input`.
+fn refused(
+    name: &'static str,
+    setup: fn(&Path),
+    args: &'static [&'static str],
+    words: &'static [&'static str],
+) -> Case {
+    Case {
+        name,
+        setup,
+        args,
+        expect: Expect::Fails { code: 1, words },
+    }
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
-        Case {
-            name: "verify --from /dev/zero ends at the limit",
-            setup: cell,
-            args: &["verify", "--from", "/dev/zero"],
-            expect: Expect::Fails {
-                code: 1,
-                words: &["/dev/zero: ", LIMIT, "give a regular file"],
-            },
-        },
-        Case {
-            name: "envsubst --from /dev/zero ends at the limit",
-            setup: cell,
-            args: &["envsubst", "--from", "/dev/zero"],
-            expect: Expect::Fails {
-                code: 1,
-                words: &["/dev/zero: ", LIMIT],
-            },
-        },
-        Case {
-            name: "render --values /dev/zero ends at the limit",
-            setup: cell,
-            args: &["render", CELL, "--values", "/dev/zero"],
-            expect: Expect::Fails {
-                code: 1,
-                words: &["/dev/zero: ", LIMIT],
-            },
-        },
-        Case {
-            name: "verify --from a file over 32 MiB is refused",
-            setup: huge_values,
-            args: &["verify", "--from", "values.yaml"],
-            expect: Expect::Fails {
-                code: 1,
-                words: &["values.yaml: ", LIMIT],
-            },
-        },
-        Case {
-            name: "a cellgen.yaml over 32 MiB is refused before parsing",
-            setup: huge_config,
-            args: &["list"],
-            expect: Expect::Fails {
-                code: 1,
-                words: &["cellgen.yaml: ", "more than the 33554432 bytes (32 MiB)"],
-            },
-        },
+        refused(
+            "verify --from /dev/zero ends at the limit",
+            cell,
+            &["verify", "--from", "/dev/zero"],
+            &["/dev/zero: ", LIMIT, "give a regular file"],
+        ),
+        refused(
+            "envsubst --from /dev/zero ends at the limit",
+            cell,
+            &["envsubst", "--from", "/dev/zero"],
+            &["/dev/zero: ", LIMIT],
+        ),
+        refused(
+            "render --values /dev/zero ends at the limit",
+            cell,
+            &["render", CELL, "--values", "/dev/zero"],
+            &["/dev/zero: ", LIMIT],
+        ),
+        refused(
+            "verify --from a file over 32 MiB is refused",
+            huge_values,
+            &["verify", "--from", "values.yaml"],
+            &["values.yaml: ", LIMIT],
+        ),
+        refused(
+            "a cellgen.yaml over 32 MiB is refused before parsing",
+            huge_config,
+            &["list"],
+            &["cellgen.yaml: ", "more than the 33554432 bytes (32 MiB)"],
+        ),
     ]
 }
 
