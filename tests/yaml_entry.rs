@@ -111,3 +111,109 @@ fn the_scan_finds_every_kind_of_call() {
         .collect();
     assert_eq!(found, lines);
 }
+
+/// Texts that made readers loop or could make them work without bound: conflict markers (what
+/// `upgrade` writes), an unclosed bracket, a tab, bad indentation, each alone and inside a
+/// stream of valid documents; deep nesting; an alias bomb; stray bytes.
+fn hostile_corpus() -> Vec<(String, String)> {
+    let broken = [
+        (
+            "conflict markers",
+            "<<<<<<< ours\na: 1\n=======\na: 2\n>>>>>>> theirs\n",
+        ),
+        ("an unclosed [", "x: [a, b\n"),
+        ("a tab", "\tx: 1\n"),
+        ("bad indentation", "a:\n  b: 1\n c: 2\n"),
+        ("an unclosed quote", "a: \"b\n"),
+        ("a stray document end", "a: 1\n...\n- b\n"),
+    ];
+    let mut corpus = Vec::new();
+    for (name, text) in broken {
+        corpus.push((name.to_string(), text.to_string()));
+        corpus.push((
+            format!("{name} between documents"),
+            format!("kind: A\n---\n{text}---\nkind: B\n"),
+        ));
+        corpus.push((format!("{name}, {} times", 10_000), text.repeat(10_000)));
+    }
+    let laughs: String = std::iter::once("a: &a [x, x, x, x, x, x, x, x, x]\n".to_string())
+        .chain((b'b'..=b'k').map(|c| {
+            let prev = (c - 1) as char;
+            let c = c as char;
+            format!("{c}: &{c} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n")
+        }))
+        .collect();
+    corpus.push(("an alias bomb".into(), laughs));
+    corpus.push(("100,000 [".into(), "[".repeat(100_000)));
+    corpus.push((
+        "100,000 nested blocks".into(),
+        (0..100_000)
+            .map(|i| format!("{}- \n", " ".repeat(i % 200)))
+            .collect(),
+    ));
+    corpus.push(("NUL and BOM".into(), "\u{feff}a: \0\n".into()));
+    corpus.push((
+        "over the size limit".into(),
+        format!("# {}\n", "x".repeat(33 * 1024 * 1024)),
+    ));
+    corpus
+}
+
+/// Each YAML reader of cellgen, by what it reads.
+fn readers() -> Vec<(&'static str, fn(&str))> {
+    use cellgen::ports::yaml;
+    type V = yaml_serde::Value;
+    vec![
+        ("cellgen.yaml", |t| {
+            let _ = cellgen::model::config::Config::parse(t, camino::Utf8Path::new("cellgen.yaml"));
+        }),
+        ("component.yaml", |t| {
+            let _ = yaml::from_str::<cellgen::model::catalog::ComponentSpec>(t);
+        }),
+        ("multi-document layer files", |t| {
+            let _ = yaml::documents::<V>(t);
+        }),
+        ("the lossless editor", |t| {
+            let _ = yaml::lossless(t);
+            let _ = cellgen::ports::edit::yaml::add_flux_component(t, "../../components/x/a");
+        }),
+        ("kustomization files (go-yaml v2)", |t| {
+            let _ = yaml::yaml_to_json(t);
+        }),
+        ("resources (kyaml, go-yaml v3)", |t| {
+            if let Ok(docs) = yaml::kio_documents(t) {
+                for d in docs {
+                    let _ = d.to_json(true);
+                }
+            }
+        }),
+    ]
+}
+
+/// Every reader ends on every hostile text, without a panic, well within the guard's time (a
+/// loop or quadratic work would not; the guard is far above what a debug build takes).
+#[test]
+fn every_reader_ends_on_hostile_yaml() {
+    let guard = std::time::Duration::from_secs(60);
+    for (input, text) in hostile_corpus() {
+        let text = std::sync::Arc::new(text);
+        for (reader, read) in readers() {
+            let (done, finished) = std::sync::mpsc::channel();
+            let t = std::sync::Arc::clone(&text);
+            let started = std::time::Instant::now();
+            std::thread::spawn(move || {
+                let outcome = std::panic::catch_unwind(|| read(&t));
+                let _ = done.send(outcome.is_ok());
+            });
+            match finished.recv_timeout(guard) {
+                Ok(true) => {}
+                Ok(false) => panic!("{reader} panicked on {input}"),
+                Err(_) => panic!("{reader} still runs after {guard:?} on {input}: a hang"),
+            }
+            let took = started.elapsed();
+            if took.as_secs() >= 1 {
+                eprintln!("{reader} on {input}: {took:.1?}");
+            }
+        }
+    }
+}
