@@ -653,7 +653,7 @@ fn check_terraform_fmt(rendered: &str, component: &str) {
         .stderr(Stdio::piped())
         .spawn()
     else {
-        eprintln!("terraform not installed: skipping the fmt check of {component}");
+        support::tools::skip_without("terraform", &format!("the fmt check of {component}"));
         return;
     };
     use std::io::Write;

@@ -2,7 +2,6 @@
 //! the file (and line) at fault.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use cellgen::ports::kustomize::{BuildError, Mode, build};
 use serde_json::Value;
@@ -22,12 +21,12 @@ fn utf8(path: &Path) -> &camino::Utf8Path {
     camino::Utf8Path::from_path(path).expect("a UTF-8 temporary directory")
 }
 
-fn have_kubectl() -> bool {
-    Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output()
-        .is_ok_and(|o| o.status.success())
+#[path = "support/tools.rs"]
+mod tools;
+
+/// kubectl for `what`; without it the test says so and skips, or fails under CI.
+fn have_kubectl(what: &str) -> bool {
+    tools::tool_or_skip("kubectl", &["version", "--client"], what)
 }
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n";
@@ -119,8 +118,7 @@ fn unsupported_in_a_component_names_the_component_file() {
 
 #[test]
 fn auto_mode_falls_back_to_external_kustomize() {
-    if !have_kubectl() {
-        eprintln!("note: kubectl not on PATH; skipping Auto fallback test");
+    if !have_kubectl("the Auto fallback to kubectl kustomize") {
         return;
     }
     let r = repo(&[("app/kustomization.yaml", VARS), ("app/cm.yaml", CM)]);
@@ -139,8 +137,7 @@ fn auto_mode_falls_back_to_external_kustomize() {
 
 #[test]
 fn auto_fallback_appends_components_like_flux() {
-    if !have_kubectl() {
-        eprintln!("note: kubectl not on PATH; skipping Auto fallback test");
+    if !have_kubectl("the Auto fallback to kubectl kustomize") {
         return;
     }
     let r = repo(&[
@@ -170,7 +167,7 @@ fn auto_fallback_appends_components_like_flux() {
 
 #[test]
 fn external_errors_carry_the_tool_output() {
-    if !have_kubectl() {
+    if !have_kubectl("the external builder's errors") {
         return;
     }
     let r = repo(&[("app/kustomization.yaml", "resources: [missing.yaml]\n")]);
@@ -265,7 +262,7 @@ fn flux_generation_skips_what_the_artifact_leaves_out() {
     let out = build(utf8(r.path()), "apps", &[], Mode::Native).unwrap();
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].origin, Path::new("apps/cm.yaml"));
-    if have_kubectl() {
+    if have_kubectl("the external builder on the same kustomization") {
         // The external fallback builds the same kustomization, on a copy without them.
         let ext = build(utf8(r.path()), "apps", &[], Mode::External).unwrap();
         assert_eq!(ext.len(), 1, "{ext:?}");

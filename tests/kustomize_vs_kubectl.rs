@@ -16,13 +16,8 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kustomize")
 }
 
-fn have_kubectl() -> bool {
-    Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+#[path = "support/tools.rs"]
+mod tools;
 
 fn kubectl(dir: &Path) -> Vec<Value> {
     let out = Command::new("kubectl")
@@ -202,8 +197,11 @@ fn check(case: &Case, path: &str, components: &[String]) -> Option<String> {
 
 #[test]
 fn native_matches_kubectl_kustomize() {
-    if !have_kubectl() {
-        eprintln!("note: kubectl not on PATH; skipping kustomize oracle comparison");
+    if !tools::tool_or_skip(
+        "kubectl",
+        &["version", "--client"],
+        "the comparison with kubectl kustomize",
+    ) {
         return;
     }
     let cases = cases();

@@ -107,8 +107,8 @@ fn force_on_an_untouched_cell_changes_nothing_at_all() {
     setup(dir.path());
     let before = tree_hash(dir.path());
     let stdout = force(dir.path(), &[]);
-    assert!(stdout.contains("Nothing to change"), "{stdout}");
-    assert!(!stdout.contains("kept"), "{stdout}");
+    assert_mentions(&stdout, &["Nothing to change"]);
+    assert_never_mentions(&stdout, &["kept"]);
     assert_tree_unchanged(
         &before,
         &tree_hash(dir.path()),
@@ -219,7 +219,7 @@ fn force_that_only_keeps_files_says_so_once() {
     let before = tree_hash(root);
     let stdout = force(root, &[]);
     assert_tree_unchanged(&before, &tree_hash(root), "--force keeping the only edit");
-    assert!(!stdout.contains("Nothing to change"), "{stdout}");
+    assert_never_mentions(&stdout, &["Nothing to change"]);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(
         lines,
@@ -244,7 +244,7 @@ fn force_that_only_keeps_files_says_so_once() {
         "the diff is empty"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("kept  {cni}")), "{stderr}");
+    assert_mentions(&stderr, &[&format!("kept  {cni}")]);
     assert!(stderr.ends_with("Nothing else to change.\n"), "{stderr}");
 }
 
@@ -259,10 +259,7 @@ fn force_with_a_new_component_adds_it_to_kept_files_too() {
     let stdout = force(root, &["--components", "metrics-server"]);
     let text = read(&controllers);
     assert!(text.starts_with("# ours\n"), "{text}");
-    assert!(
-        text.contains("components/metrics-server/controllers"),
-        "{text}"
-    );
+    assert_mentions(&text, &["components/metrics-server/controllers"]);
     // One line for the file, saying both what happened and why: not "updated" and "kept".
     let layer = rel("cells/<cell>/controllers.yaml");
     assert!(
@@ -271,11 +268,8 @@ fn force_with_a_new_component_adds_it_to_kept_files_too() {
         )),
         "{stdout}"
     );
-    assert!(!stdout.contains(&format!("kept  {layer}")), "{stdout}");
-    assert!(
-        stdout.contains(&format!("Added metrics-server to cell {PROD}.")),
-        "{stdout}"
-    );
+    assert_never_mentions(&stdout, &[&format!("kept  {layer}")]);
+    assert_mentions(&stdout, &[&format!("Added metrics-server to cell {PROD}.")]);
     assert_cell_complete(root);
     let after = tree_hash(root);
     force(root, &["--components", "metrics-server"]);
@@ -296,7 +290,7 @@ fn force_follows_explicit_flags_over_what_the_cell_has() {
     assert!(read(&root.join(rel("terraform/cells/<cell>/terraform.tfvars"))).contains("\"1.34\""));
     // The components stay.
     let meta = read(&root.join(rel("terraform/cells/<cell>/cell-metadata.tf")));
-    assert!(meta.contains("karpenter_role_arn"), "{meta}");
+    assert_mentions(&meta, &["karpenter_role_arn"]);
 }
 
 #[test]

@@ -94,7 +94,7 @@ provider "flux" {}
 fn hcl_parse_errors_name_the_file() {
     let dir = tf_dir(&[("ok.tf", VERSIONS), ("broken.tf", "resource \"a\" {\n")]);
     let err = try_hcl_parse_dir(dir.path()).expect_err("an unclosed block parsed");
-    assert!(err.contains("broken.tf"), "{err}");
+    assert_mentions(&err, &["broken.tf"]);
 }
 
 fn kustomization(spec_extra: &str) -> Vec<YamlDoc> {
@@ -132,10 +132,7 @@ fn flux_validation_reports_typos_missing_fields_and_bad_values() {
         "  postBuild:\n    substituteFrom:\n      - kind: Secrett\n        name: x\n",
     ))
     .join("\n");
-    assert!(
-        problems.contains("/spec/postBuild/substituteFrom/0/kind"),
-        "{problems}"
-    );
+    assert_mentions(&problems, &["/spec/postBuild/substituteFrom/0/kind"]);
     // A missing required field.
     let docs = parse_yaml_docs(
         "x.yaml",
@@ -164,7 +161,7 @@ fn flux_validation_reports_typos_missing_fields_and_bad_values() {
     )
     .unwrap();
     let problems = validate_flux_objects(&docs).join("\n");
-    assert!(problems.contains("no Flux CRD serves"), "{problems}");
+    assert_mentions(&problems, &["no Flux CRD serves"]);
     // Non-Flux objects are ignored.
     let docs = parse_yaml_docs(
         "n.yaml",
@@ -201,5 +198,63 @@ fn kustomize_build_reports_errors() {
     )
     .unwrap();
     let err = kustomize_build(dir.path()).expect_err("a missing resource built");
-    assert!(err.contains("missing.yaml"), "{err}");
+    assert_mentions(&err, &["missing.yaml"]);
+}
+
+/// A test without its tool skips on a developer's machine and fails under CI.
+#[test]
+fn a_missing_tool_fails_under_ci_and_skips_elsewhere() {
+    use support::tools::{runs, skip_or_fail};
+    assert!(!runs("cellgen-no-such-tool", &[]));
+    assert!(runs("sh", &["-c", "true"]));
+    skip_or_fail(false, "cellgen-no-such-tool", "this check");
+    let failed = std::panic::catch_unwind(|| skip_or_fail(true, "cellgen-no-such-tool", "x"));
+    let message = failed.expect_err("under CI a missing tool fails the test");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("CI=true") && message.contains("cellgen-no-such-tool"),
+        "{message}"
+    );
+}
+
+/// Every test that skips for a missing tool goes through support/tools.rs, so none can skip
+/// silently under CI: no other test prints that it skips.
+#[test]
+fn tests_skip_only_through_the_tools_helper() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut stack = vec![root.clone()];
+    let mut offenders = Vec::new();
+    // Spelt in two parts so this file does not find itself.
+    let print = ["eprintln", "!("].concat();
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("node_modules") {
+                    stack.push(path);
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") || path.ends_with("support/tools.rs") {
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                let lower = line.to_lowercase();
+                if lower.contains(&print)
+                    && (lower.contains("skip") || lower.contains("not on path"))
+                {
+                    offenders.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "skip through support::tools (tool_or_skip, skip_without, skip_environment):\n{}",
+        offenders.join("\n")
+    );
 }

@@ -227,15 +227,9 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
     let (code, stdout, stderr) = upgrade(root, &[]);
     assert_eq!(code, 1, "conflicts exit 1:\n{stdout}\n{stderr}");
     let versions = format!("terraform/cells/{STAGING}/versions.tf");
-    assert!(
-        stdout.contains(&format!("Conflicts:\n  {versions} (1)")),
-        "{stdout}"
-    );
-    assert!(stderr.contains("1 conflict in 1 file written"), "{stderr}");
-    assert!(
-        stderr.contains("`cellgen check` fails while a marker is left"),
-        "{stderr}"
-    );
+    assert_mentions(&stdout, &[&format!("Conflicts:\n  {versions} (1)")]);
+    assert_mentions(&stderr, &["1 conflict in 1 file written"]);
+    assert_mentions(&stderr, &["`cellgen check` fails while a marker is left"]);
     // A summary per cell.
     for cell in ["(repository)", DEV, STAGING, PROD] {
         assert!(
@@ -300,22 +294,18 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
         cluster.contains("[\"m7i.xlarge\"]") && cluster.contains("authentication_mode = \"API\"")
     );
     let apps = text(&format!("cells/{PROD}/apps.yaml"));
-    assert!(
-        apps.contains("  prune: false\n  # Deleting the layer"),
-        "{apps}"
-    );
+    assert_mentions(&apps, &["  prune: false\n  # Deleting the layer"]);
     let metadata = text(&format!("terraform/cells/{PROD}/cell-metadata.tf"));
-    assert!(
-        metadata.contains("    karpenter_disruption_budgets          = jsonencode(local.karpenter_node_pool.disruption_budgets)\n    # ExternalDNS manages the cell's records.\n    external_dns_role_arn "),
-        "{metadata}"
+    assert_mentions(
+        &metadata,
+        &[
+            "    karpenter_disruption_budgets          = jsonencode(local.karpenter_node_pool.disruption_budgets)\n    # ExternalDNS manages the cell's records.\n    external_dns_role_arn ",
+        ],
     );
     for (cell, block) in [(STAGING, "10.1.0.0/16"), (PROD, "10.2.0.0/16")] {
         let tfvars = text(&format!("terraform/cells/{cell}/terraform.tfvars"));
         assert_eq!(tfvars.matches("vpc_cidr").count(), 1, "{tfvars}");
-        assert!(
-            tfvars.contains(&format!("vpc_cidr           = \"{block}\"\n")),
-            "{tfvars}"
-        );
+        assert_mentions(&tfvars, &[&format!("vpc_cidr           = \"{block}\"\n")]);
     }
     let dev_tfvars = text(&format!("terraform/cells/{DEV}/terraform.tfvars"));
     assert!(
@@ -367,10 +357,10 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
     // The conflict, Git-style, with the base Git's history had.
     let conflict = text(&versions);
     let ours_and_base = "<<<<<<< ours\n  required_version = \">= 1.9.0\"\n||||||| base\n  required_version = \">= 1.5.7\"\n=======\n";
-    assert!(conflict.contains(ours_and_base), "{conflict}");
-    assert!(
-        conflict.contains(&format!("  required_version = \">= 1.11.0\"\n{LABEL}\n")),
-        "{conflict}"
+    assert_mentions(&conflict, &[ours_and_base]);
+    assert_mentions(
+        &conflict,
+        &[&format!("  required_version = \">= 1.11.0\"\n{LABEL}\n")],
     );
 
     // New settings have the values the cells have.
@@ -379,16 +369,10 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
         config
             .starts_with("# yaml-language-server: $schema=.cellgen/schemas/cellgen.schema.json\n")
     );
-    assert!(
-        config.contains("  public_endpoint_cidrs:\n    - 0.0.0.0/0\n"),
-        "{config}"
-    );
-    assert!(config.contains("    prod: al2023@latest\n"), "{config}");
-    assert!(config.contains("  karpenter_ami_alias:\n"), "{config}");
-    assert!(
-        stdout.contains("cluster_access.admin_role_arns: is empty"),
-        "{stdout}"
-    );
+    assert_mentions(&config, &["  public_endpoint_cidrs:\n    - 0.0.0.0/0\n"]);
+    assert_mentions(&config, &["    prod: al2023@latest\n"]);
+    assert_mentions(&config, &["  karpenter_ami_alias:\n"]);
+    assert_mentions(&stdout, &["cluster_access.admin_role_arns: is empty"]);
 
     // Records: which version generated each file, and its text (no Git needed next time).
     let record: serde_json::Value =
@@ -419,8 +403,8 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
     // check refuses the conflict markers, and passes once they are resolved.
     let (code, report) = check(root);
     assert_eq!(code, 1, "{report}");
-    assert!(report.contains("error[conflict-marker]"), "{report}");
-    assert!(report.contains(&format!("--> {versions}:4")), "{report}");
+    assert_mentions(&report, &["error[conflict-marker]"]);
+    assert_mentions(&report, &[&format!("--> {versions}:4")]);
     let resolved = conflict.replace(ours_and_base, "");
     let resolved = resolved.replace(&format!("{LABEL}\n"), "");
     fs::write(root.join(&versions), resolved).unwrap();
@@ -434,7 +418,7 @@ fn upgrades_a_0_1_0_repository_keeping_every_edit() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(stdout.starts_with("Nothing to change"), "{stdout}");
     // Not "Nothing to change." and then "Upgraded to cellgen ..." (issue 12).
-    assert!(!stdout.contains("Upgraded"), "{stdout}");
+    assert_never_mentions(&stdout, &["Upgraded"]);
     assert_tree_unchanged(&before, &work_tree(root), "a second upgrade");
 }
 
@@ -446,16 +430,13 @@ fn dry_run_prints_the_merge_and_writes_nothing() {
     let (code, stdout, stderr) = upgrade(dir.path(), &["--dry-run"]);
     assert_tree_unchanged(&before, &work_tree(dir.path()), "upgrade --dry-run");
     assert_eq!(code, 1, "the conflict it would write:\n{stderr}");
-    assert!(stderr.contains("would be written"), "{stderr}");
-    assert!(stdout.contains(&format!("+{LABEL}\n")), "{stdout}");
-    assert!(
-        stdout.contains("+++ b/cells/us-east-1-staging/egress-gateway.yaml"),
-        "{stdout}"
+    assert_mentions(&stderr, &["would be written"]);
+    assert_mentions(&stdout, &[&format!("+{LABEL}\n")]);
+    assert_mentions(
+        &stdout,
+        &["+++ b/cells/us-east-1-staging/egress-gateway.yaml"],
     );
-    assert!(
-        stdout.contains("(dry run: nothing was written)"),
-        "{stdout}"
-    );
+    assert_mentions(&stdout, &["(dry run: nothing was written)"]);
 }
 
 /// Without Git history a recorded file's base is rebuilt from 0.1.0's templates (the record's
@@ -478,15 +459,15 @@ fn without_git_history_a_base_is_rebuilt_or_missing() {
     );
     let (code, stdout, _) = upgrade(root, &[]);
     assert_eq!(code, 1);
-    assert!(stdout.contains("is not in a Git repository"), "{stdout}");
+    assert_mentions(&stdout, &["is not in a Git repository"]);
     let conflict = read(&root.join(format!("terraform/cells/{STAGING}/versions.tf")));
-    assert!(
-        conflict.contains("||||||| base\n  required_version = \">= 1.5.7\"\n=======\n"),
-        "{conflict}"
+    assert_mentions(
+        &conflict,
+        &["||||||| base\n  required_version = \">= 1.5.7\"\n=======\n"],
     );
-    assert!(
-        stdout.contains(&format!("  terraform/cells/{STAGING}/versions.tf (1)\n")),
-        "{stdout}"
+    assert_mentions(
+        &stdout,
+        &[&format!("  terraform/cells/{STAGING}/versions.tf (1)\n")],
     );
     // Untouched files need no history: the record's hash says they are as generated.
     assert!(read(&root.join(format!("cells/{PROD}/apps.yaml"))).contains("deletionPolicy"));
@@ -497,7 +478,12 @@ fn without_git_history_a_base_is_rebuilt_or_missing() {
         "{stdout}"
     );
     let text = read(&root.join(node_class));
-    assert!(text.contains("<<<<<<< ours\n    - alias: al2023@v20250101\n||||||| base\n=======\n    - alias: ${karpenter_ami_alias}\n"), "{text}");
+    assert_mentions(
+        &text,
+        &[
+            "<<<<<<< ours\n    - alias: al2023@v20250101\n||||||| base\n=======\n    - alias: ${karpenter_ami_alias}\n",
+        ],
+    );
     let (code, report) = check(root);
     assert_eq!(code, 1, "{report}");
     assert!(
@@ -516,8 +502,8 @@ fn a_partial_upgrade_never_changes_what_other_cells_render() {
     let before = work_tree(root);
     let (code, _, stderr) = upgrade(root, &[DEV]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("karpenter"), "{stderr}");
-    assert!(stderr.contains(PROD), "{stderr}");
+    assert_mentions(&stderr, &["karpenter"]);
+    assert_mentions(&stderr, &[PROD]);
     assert_tree_unchanged(&before, &work_tree(root), "a refused partial upgrade");
 
     // Once the shared files are current, a cell can be upgraded on its own.
@@ -539,9 +525,9 @@ fn a_partial_upgrade_never_changes_what_other_cells_render() {
     fs::remove_file(root.join("cells/us-east-1-staging/egress-gateway.yaml")).unwrap();
     let (code, stdout, stderr) = upgrade(root, &[STAGING]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(!stdout.contains(&format!("\n  {PROD} ")), "{stdout}");
+    assert_never_mentions(&stdout, &[&format!("\n  {PROD} ")]);
     let (code, report) = check(root);
-    assert!(!report.contains("schema-mismatch"), "{report}");
+    assert_never_mentions(&report, &["schema-mismatch"]);
     assert_eq!(
         code, 1,
         "only the overlapping 0.1.0 VPC blocks are left:\n{report}"
@@ -558,7 +544,7 @@ fn a_partial_upgrade_never_changes_what_other_cells_render() {
     // reason, the overlaps are warnings and the fleet passes.
     let config = root.join("cellgen.yaml");
     let text = fs::read_to_string(&config).unwrap();
-    assert!(text.contains("\nnetwork:\n"), "{text}");
+    assert_mentions(&text, &["\nnetwork:\n"]);
     fs::write(
         &config,
         text.replacen(
@@ -572,7 +558,7 @@ fn a_partial_upgrade_never_changes_what_other_cells_render() {
     .unwrap();
     let (code, report) = check(root);
     assert_eq!(code, 0, "{report}");
-    assert!(report.contains("acknowledged-vpc-overlap"), "{report}");
+    assert_mentions(&report, &["acknowledged-vpc-overlap"]);
 }
 
 #[test]
@@ -588,8 +574,8 @@ fn a_state_bucket_without_its_region_is_named() {
     let before = work_tree(root);
     let (code, _, stderr) = upgrade(root, &[]);
     assert_eq!(code, 1, "{stderr}");
-    assert!(stderr.contains("terraform.state_region"), "{stderr}");
-    assert!(stderr.contains("eu-west-1 (eu-west-1-prod)"), "{stderr}");
+    assert_mentions(&stderr, &["terraform.state_region"]);
+    assert_mentions(&stderr, &["eu-west-1 (eu-west-1-prod)"]);
     assert_tree_unchanged(&before, &work_tree(root), "an upgrade that cannot decide");
 
     // Where every cell's backend names one region, that is the bucket's.
@@ -610,7 +596,7 @@ fn a_state_bucket_without_its_region_is_named() {
     );
     for cell in [DEV, STAGING, PROD] {
         let backend = read(&root.join(format!("terraform/cells/{cell}/backend.tf")));
-        assert!(backend.contains("\"acme-tf-state\"\n"), "{backend}");
+        assert_mentions(&backend, &["\"acme-tf-state\"\n"]);
     }
 }
 
@@ -640,7 +626,7 @@ fn a_repository_this_cellgen_made_needs_no_upgrade() {
             stdout.starts_with("Nothing to change: the repository is up to date with cellgen"),
             "step {step}:\n{stdout}"
         );
-        assert!(!stdout.contains("Upgraded"), "{stdout}");
+        assert_never_mentions(&stdout, &["Upgraded"]);
         assert_tree_unchanged(&before, &work_tree(root), "upgrade of a new repository");
         if step == 0 {
             new_cell(root, &[PROD, "--components", "karpenter"]);

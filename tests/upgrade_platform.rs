@@ -61,19 +61,19 @@ fn a_0_2_0_repository_gains_the_settings_its_cells_run_and_nothing_moves() {
             "prod": {"1.34": "1.34.9-20260714"},
         })
     );
-    assert!(stdout.contains("nodegroup.releaseVersion"), "{stdout}");
+    assert_mentions(&stdout, &["nodegroup.releaseVersion"]);
     // Cilium: the version the cells install, in every environment; nothing upgrades it.
     assert_eq!(
         settings["cilium"]["version"],
         serde_json::json!({"dev": "1.18.4", "staging": "1.18.4", "prod": "1.18.4"})
     );
-    assert!(stdout.contains("one minor version at a time"), "{stdout}");
+    assert_mentions(&stdout, &["one minor version at a time"]);
     // DNS: external-dns runs in prod, with every zone until now: "*" keeps that, said.
     assert_eq!(
         settings["dns"]["zones"],
         serde_json::json!({"dev": ["*"], "staging": ["*"], "prod": ["*"]})
     );
-    assert!(stdout.contains("dns.zones: is \"*\""), "{stdout}");
+    assert_mentions(&stdout, &["dns.zones: is \"*\""]);
     // Karpenter: the NodePool it ran, in every environment, spot in prod said.
     let pool = serde_json::json!({
         "architectures": ["amd64", "arm64"],
@@ -84,16 +84,13 @@ fn a_0_2_0_repository_gains_the_settings_its_cells_run_and_nothing_moves() {
     for env in ["dev", "staging", "prod"] {
         assert_eq!(settings["karpenter"]["node_pool"][env], pool, "{env}");
     }
-    assert!(stdout.contains("Prod may run on spot"), "{stdout}");
+    assert_mentions(&stdout, &["Prod may run on spot"]);
 
     // The stacks read them, and what they read is what ran before.
     for (cell, version) in [(DEV, "1.34.9-20260714"), (STAGING, "1.33.13-20260714")] {
         let stack = root.join(format!("terraform/cells/{cell}"));
         let cni = read(&stack.join("cni.tf"));
-        assert!(
-            cni.contains("local.settings.cilium.version[var.environment]"),
-            "{cni}"
-        );
+        assert_mentions(&cni, &["local.settings.cilium.version[var.environment]"]);
         let parsed = hcl_parse_dir(&stack);
         let values = eval(
             &stack,

@@ -94,7 +94,7 @@ fn a_renamed_key_stays_renamed_through_upgrade_and_in_components_added_later() {
     assert_eq!(code, 0, "{stderr}");
     let helmrelease =
         read(&root.join("components/aws-ebs-csi-driver/controllers/helmrelease.yaml"));
-    assert!(helmrelease.contains("${eks_cluster_name}"), "{helmrelease}");
+    assert_mentions(&helmrelease, &["${eks_cluster_name}"]);
     assert_eq!(
         files_containing(root, "${cluster_name}"),
         Vec::<String>::new()
@@ -168,7 +168,7 @@ fn files_the_team_deleted_stay_deleted() {
                 "{version}:\n{stdout}\n{stderr}"
             );
         }
-        assert!(stdout.contains("\nKept:\n"), "{stdout}");
+        assert_mentions(&stdout, &["\nKept:\n"]);
         commit_all(root, "Upgrade");
         // The record still names them: the next upgrade keeps the deletion too.
         let (code, stdout, stderr) = run(root, &["upgrade"]);

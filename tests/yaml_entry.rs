@@ -159,8 +159,11 @@ fn hostile_corpus() -> Vec<(String, String)> {
     corpus
 }
 
+/// A YAML reader of cellgen: what it reads, and a call of it.
+type Reader = (&'static str, fn(&str));
+
 /// Each YAML reader of cellgen, by what it reads.
-fn readers() -> Vec<(&'static str, fn(&str))> {
+fn readers() -> Vec<Reader> {
     use cellgen::ports::yaml;
     type V = yaml_serde::Value;
     vec![

@@ -19,7 +19,7 @@ pub fn run(session: &mut Session, args: KeyArgs) -> Result<()> {
         KeyCommand::Add(a) => {
             let key = NewKey {
                 name: a.name.clone(),
-                terraform: a.terraform.trim().to_string(),
+                terraform: a.terraform.trim_matches(' ').to_string(),
                 example: a.example.clone(),
                 description: a.description.clone(),
                 cells: a.cells.clone(),

@@ -431,6 +431,17 @@ pub fn cell_files(
                 "key `{key}` has no `terraform` expression, so a new cell cannot write it; add e.g. `terraform: module.x.y` under keys.{key}"
             ),
         })?;
+        // The same rule as for a flag or a component.yaml: one expression on one line.
+        crate::ports::edit::hcl::syntax::check_expression(&value).map_err(|why| {
+            CellgenError::MalformedConfig {
+                path: CONFIG_FILE.into(),
+                line: None,
+                message: format!(
+                    "keys.{key}.terraform `{}` {why}: write one Terraform expression on one line (no heredoc)",
+                    value.escape_debug()
+                ),
+            }
+        })?;
         data.push(DataEntry {
             name: key.clone(),
             value,

@@ -115,6 +115,55 @@ pub fn check_addresses(plan: &Plan, cell: &str) -> Result<(), CellgenError> {
     Ok(())
 }
 
+/// The references of `expression` that the cell's planned stack declares nowhere (issue 19: a
+/// key written as `aws_sqs_queue.jobs.url` or `var.x` with nothing behind it made a green
+/// `check` and a failing `terraform plan`). Each with why, and the nearest declared address.
+pub fn undeclared_references(
+    plan: &Plan,
+    cell: &str,
+    expression: &str,
+) -> Result<Vec<String>, CellgenError> {
+    let refs = syntax::references(expression);
+    if refs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut declared: BTreeSet<String> = BTreeSet::new();
+    for path in planned_tf_files(plan, cell)? {
+        let Some(text) = plan.read(&path)? else {
+            continue;
+        };
+        // A file that does not parse is reported by the commands and check that read it.
+        if let Ok(body) = hcl::parse_body(&text) {
+            declared.extend(
+                syntax::declared(&text, &body)
+                    .into_iter()
+                    .map(|d| d.address),
+            );
+        }
+    }
+    let dir = cell_terraform_dir(cell);
+    Ok(refs
+        .into_iter()
+        .filter(|r| !declared.contains(r))
+        .map(|r| {
+            if !r.contains('.') {
+                return format!(
+                    "`{r}` is not something Terraform can refer to (a resource is `TYPE.NAME`, a variable `var.NAME`)"
+                );
+            }
+            let kind = match r.split('.').next() {
+                Some("var") => "variable",
+                Some("local") => "local value",
+                Some("module") => "module",
+                Some("data") => "data source",
+                _ => "resource",
+            };
+            let hint = crate::suggest::hint(&r, declared.iter().map(String::as_str));
+            format!("`{r}` is a {kind} that {dir} declares nowhere.{hint}")
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

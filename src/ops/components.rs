@@ -241,6 +241,30 @@ impl Adding<'_> {
         edit(plan, &metadata, |text| {
             hcl::add(text, &entries, &component.depends_on()).map_err(|e| invalid(&metadata, e))
         })?;
+        // Each key's expression refers only to what the planned stack declares (its own .tf,
+        // its requirements', the cell's).
+        for (key, spec) in &component.spec.keys {
+            let missing =
+                crate::model::stack::undeclared_references(plan, &cell.name, &spec.terraform)?;
+            if !missing.is_empty() {
+                let path = spec_path(component);
+                let line = plan
+                    .read(&path)?
+                    .and_then(|t| crate::model::config::line_of(&t, &spec.terraform))
+                    .map(|l| format!("line {l}: "))
+                    .unwrap_or_default();
+                return Err(invalid(
+                    &path,
+                    format!(
+                        "{line}keys.{key}.terraform `{}` refers to what cell {} would not have: {} Declare it in the component's Terraform template ({}.tf) or in a component it requires",
+                        spec.terraform,
+                        cell.name,
+                        missing.join(" "),
+                        component.name
+                    ),
+                ));
+            }
+        }
 
         // The contract: keys new to the repository join it, and the contract's number moves
         // (once per command); the cell's ConfigMap carries the number of its newest key.

@@ -162,10 +162,22 @@ pub fn add(plan: &mut Plan, catalog: &Catalog, key: &NewKey) -> Result<KeyOutcom
     syntax::check_expression(&key.terraform).map_err(|why| CellgenError::InvalidFlag {
         flag: "--terraform".into(),
         reason: format!(
-            "`{}` {why}: write one Terraform expression, e.g. `aws_sqs_queue.jobs.url` or `module.x.y`",
+            "`{}` {why}: write one Terraform expression on one line, e.g. `aws_sqs_queue.jobs.url` or `module.x.y` (no heredoc). Nothing was changed",
             key.terraform.escape_debug()
         ),
     })?;
+    for (flag, value) in [
+        ("--description", &key.description),
+        ("--example", &key.example),
+    ] {
+        syntax::check_one_line(value).map_err(|why| CellgenError::InvalidFlag {
+            flag: flag.into(),
+            reason: format!(
+                "`{}` {why}: give it on one line (it is written into {CONFIG_FILE} as one line). Nothing was changed",
+                value.escape_debug()
+            ),
+        })?;
+    }
     config.check_env_flags(&key.environments)?;
     let all = cells(plan, &config)?;
     for cell in &key.cells {
@@ -252,6 +264,19 @@ pub fn add(plan: &mut Plan, catalog: &Catalog, key: &NewKey) -> Result<KeyOutcom
                 ));
             }
         } else {
+            let missing =
+                crate::model::stack::undeclared_references(plan, &cell.name, &key.terraform)?;
+            if !missing.is_empty() {
+                return Err(CellgenError::InvalidFlag {
+                    flag: "--terraform".into(),
+                    reason: format!(
+                        "`{}` refers to what cell {} does not have: {} Declare it in a .tf file of that stack first (or add the component that does), or give an expression over what the stack declares. Nothing was changed",
+                        key.terraform,
+                        cell.name,
+                        missing.join(" ")
+                    ),
+                });
+            }
             let edited = hcl::add(&text, &[(key.name.clone(), key.terraform.clone())], &[])
                 .map_err(|e| invalid(&path, e))?;
             plan.write(path.clone(), edited)?;

@@ -33,7 +33,7 @@ fn every_shell_gets_a_script_that_names_every_subcommand() {
 #[test]
 fn the_bash_script_completes_in_bash() {
     let Some(bash) = which("bash") else {
-        eprintln!("skipped: no bash on the PATH");
+        support::tools::skip_without("bash", "completing in bash");
         return;
     };
     let dir = temp_dir();
@@ -118,7 +118,7 @@ fn the_man_page_renders_and_lists_every_subcommand() {
     let page = dir.path().join("cellgen.1");
     fs::write(&page, run_ok(dir.path(), &["man"])).unwrap();
     let Some(text) = render_page(&page) else {
-        eprintln!("skipped rendering: no man on the PATH");
+        support::tools::skip_without("man", "rendering the man page");
         return;
     };
     for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "SUBCOMMANDS"] {
@@ -186,7 +186,7 @@ fn out_dir_writes_one_page_per_subcommand_once() {
 
     let before = tree_hash(dir.path());
     let again = run_ok(dir.path(), &["man", "--out-dir", "man/man1"]);
-    assert!(again.contains("Nothing to change."), "{again}");
+    assert_mentions(&again, &["Nothing to change."]);
     assert_tree_unchanged(&before, &tree_hash(dir.path()), "a second `man --out-dir`");
 }
 

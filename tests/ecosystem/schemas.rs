@@ -424,17 +424,11 @@ fn writing_commands_refresh_the_schemas_a_repository_has() {
     fs::remove_file(&component_schema).unwrap();
 
     let out = run_ok(root, &["add-component", "karpenter", "--dry-run"]);
-    assert!(
-        out.contains("b/.cellgen/schemas/cellgen.schema.json"),
-        "{out}"
-    );
+    assert_mentions(&out, &["b/.cellgen/schemas/cellgen.schema.json"]);
     assert_eq!(read(&config_schema), "{}\n", "--dry-run wrote the schema");
 
     let out = run_ok(root, &["add-component", "karpenter"]);
-    assert!(
-        out.contains("updated  .cellgen/schemas/cellgen.schema.json"),
-        "{out}"
-    );
+    assert_mentions(&out, &["updated  .cellgen/schemas/cellgen.schema.json"]);
     assert_eq!(read(&config_schema), SchemaFile::Config.json());
     assert!(
         !component_schema.exists(),
@@ -443,7 +437,7 @@ fn writing_commands_refresh_the_schemas_a_repository_has() {
 
     // Fresh now: the inverse changes no schema.
     let out = run_ok(root, &["remove-component", "karpenter"]);
-    assert!(!out.contains("schema.json"), "{out}");
+    assert_never_mentions(&out, &["schema.json"]);
 }
 
 #[test]
@@ -458,7 +452,7 @@ fn init_in_an_existing_repository_adds_the_schemas_once() {
 
     let before = tree_hash(root);
     let out = run_ok(root, &["init", "--dry-run"]);
-    assert!(out.contains("+# yaml-language-server"), "{out}");
+    assert_mentions(&out, &["+# yaml-language-server"]);
     assert_tree_unchanged(&before, &tree_hash(root), "init --dry-run");
 
     let out = run_ok(root, &["init"]);
@@ -466,9 +460,9 @@ fn init_in_an_existing_repository_adds_the_schemas_once() {
         ".cellgen/schemas/cellgen.schema.json",
         ".cellgen/schemas/component.schema.json",
     ] {
-        assert!(out.contains(&format!("created  {path}")), "{out}");
+        assert_mentions(&out, &[&format!("created  {path}")]);
     }
-    assert!(out.contains("updated  cellgen.yaml"), "{out}");
+    assert_mentions(&out, &["updated  cellgen.yaml"]);
     assert_eq!(
         read(&root.join("cellgen.yaml")),
         format!("{modeline}\n{rest}")
@@ -476,13 +470,13 @@ fn init_in_an_existing_repository_adds_the_schemas_once() {
 
     let before = tree_hash(root);
     let out = run_ok(root, &["init"]);
-    assert!(out.contains("nothing to do"), "{out}");
+    assert_mentions(&out, &["nothing to do"]);
     assert_tree_unchanged(&before, &tree_hash(root), "a second init");
 
     // A modeline the user chose (another schema location) is kept.
     let own = format!("# yaml-language-server: $schema=https://example.com/cellgen.json\n{rest}");
     fs::write(root.join("cellgen.yaml"), &own).unwrap();
     let out = run_ok(root, &["init"]);
-    assert!(out.contains("nothing to do"), "{out}");
+    assert_mentions(&out, &["nothing to do"]);
     assert_eq!(read(&root.join("cellgen.yaml")), own);
 }

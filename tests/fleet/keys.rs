@@ -19,6 +19,20 @@ fn write_jobs(root: &Path, key: &str) {
     }
 }
 
+/// The fleet, each cell's stack declaring the jobs queue the keys below refer to (`key add`
+/// refuses a reference to nothing).
+fn jobs_fleet() -> tempfile::TempDir {
+    let dir = fleet();
+    for cell in CELLS {
+        fs::write(
+            dir.path().join(format!("terraform/cells/{cell}/jobs.tf")),
+            "resource \"aws_sqs_queue\" \"jobs\" {\n  name = \"jobs\"\n}\n",
+        )
+        .unwrap();
+    }
+    dir
+}
+
 fn add_args<'a>(name: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "key",
@@ -41,7 +55,7 @@ fn metadata(root: &Path, cell: &str) -> String {
 
 #[test]
 fn a_key_is_added_renamed_and_removed_on_both_sides_touching_only_its_cells() {
-    let dir = fleet();
+    let dir = jobs_fleet();
     let root = dir.path();
     let start = contract_number(root);
     let numbers: Vec<u32> = CELLS.iter().map(|c| cell_number(root, c)).collect();
@@ -148,7 +162,7 @@ fn a_key_is_added_renamed_and_removed_on_both_sides_touching_only_its_cells() {
 
 #[test]
 fn a_key_added_to_named_cells_moves_the_number_once() {
-    let dir = fleet();
+    let dir = jobs_fleet();
     let root = dir.path();
     let start = contract_number(root);
     let (_, changed) = apply_once(
@@ -168,7 +182,7 @@ fn a_key_added_to_named_cells_moves_the_number_once() {
 
 #[test]
 fn key_commands_refuse_bad_input_naming_the_flag_or_line() {
-    let dir = fleet();
+    let dir = jobs_fleet();
     let root = dir.path();
     run_fails(
         root,
@@ -288,7 +302,7 @@ fn a_new_cell_with_components_moves_the_number_once_and_rewrites_no_other_cell()
 
 #[test]
 fn the_same_key_is_added_to_more_cells_without_a_new_number() {
-    let dir = fleet();
+    let dir = jobs_fleet();
     let root = dir.path();
     run_ok(root, &add_args("jobs_queue_url", &["--env", "dev"]));
     let n = contract_number(root);

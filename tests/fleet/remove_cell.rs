@@ -106,10 +106,10 @@ fn remove_cell_takes_the_git_side_keeps_the_stack_and_prints_the_tear_down_in_or
         "the stack stays until it is destroyed"
     );
     let config = read(&root.join("cellgen.yaml"));
-    assert!(!config.contains("karpenter_role_arn:"), "{config}");
-    assert!(!config.contains("dev_only:"), "{config}");
-    assert!(config.contains("  shared_key:"), "{config}");
-    assert!(config.contains(&format!("    cells: [{PROD}]")), "{config}");
+    assert_never_mentions(&config, &["karpenter_role_arn:"]);
+    assert_never_mentions(&config, &["dev_only:"]);
+    assert_mentions(&config, &["  shared_key:"]);
+    assert_mentions(&config, &[&format!("    cells: [{PROD}]")]);
     assert_eq!(
         contract_number(root),
         start + 1,
@@ -122,10 +122,7 @@ fn remove_cell_takes_the_git_side_keeps_the_stack_and_prints_the_tear_down_in_or
     );
     let order = teardown_order(DEV);
     assert_in_order(&out, &order.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(
-        out.contains(&format!("Kept terraform/cells/{DEV}")),
-        "{out}"
-    );
+    assert_mentions(&out, &[&format!("Kept terraform/cells/{DEV}")]);
     check_green(root);
     let rows = list_json(root);
     assert_eq!(rows.len(), 2);
@@ -151,10 +148,7 @@ fn remove_cell_takes_the_git_side_keeps_the_stack_and_prints_the_tear_down_in_or
     );
     check_green(root);
     let out = run_ok(root, &["remove-cell", DEV]);
-    assert!(
-        out.contains(&format!("Cell `{DEV}` was already removed")),
-        "{out}"
-    );
+    assert_mentions(&out, &[&format!("Cell `{DEV}` was already removed")]);
 }
 
 /// A cell the repository's Git history has, gone from the working tree (removed and committed,

@@ -42,9 +42,9 @@ fn a_staged_roll_out_moves_one_environment_per_change_and_converges_to_one_defin
         &["set-version", "external-dns", target, "--env", "dev"],
     );
     assert_eq!(changed, [format!("cells/{DEV}/controllers.yaml")], "{out}");
-    assert!(
-        out.contains(&format!("{DEV}: external-dns chart {original} -> {target}")),
-        "{out}"
+    assert_mentions(
+        &out,
+        &[&format!("{DEV}: external-dns chart {original} -> {target}")],
     );
     let dev_file = read(&root.join(format!("cells/{DEV}/controllers.yaml")));
     assert!(
@@ -97,7 +97,7 @@ fn a_staged_roll_out_moves_one_environment_per_change_and_converges_to_one_defin
         .collect::<Vec<_>>(),
         "{out}"
     );
-    assert!(out.contains("no cell overrides it"), "{out}");
+    assert_mentions(&out, &["no cell overrides it"]);
     let files_after = files_of(&tree_hash(root));
     for cell in CELLS {
         let path = std::path::PathBuf::from(format!("cells/{cell}/controllers.yaml"));
@@ -138,7 +138,7 @@ fn a_chart_from_an_oci_repository_moves_by_its_tag() {
     let original = tag(PROD);
     let (out, changed) = apply_once(root, &["set-version", "karpenter", "1.13.0", "--cell", DEV]);
     assert_eq!(changed, [format!("cells/{DEV}/controllers.yaml")], "{out}");
-    assert!(out.contains("karpenter tag"), "{out}");
+    assert_mentions(&out, &["karpenter tag"]);
     assert_eq!(tag(DEV), "1.13.0");
     assert_eq!(tag(PROD), original);
     let text = read(&root.join(format!("cells/{DEV}/controllers.yaml")));
@@ -271,9 +271,9 @@ fn cilium_moves_one_environment_per_change_through_cellgen_yaml() {
     let dir = fleet();
     let root = dir.path();
     let cni = read(&root.join(format!("terraform/cells/{DEV}/cni.tf")));
-    assert!(
-        cni.contains("  version   = local.settings.cilium.version[var.environment]\n"),
-        "{cni}"
+    assert_mentions(
+        &cni,
+        &["  version   = local.settings.cilium.version[var.environment]\n"],
     );
     let config = root.join("cellgen.yaml");
     let version_of = |env: &str| -> String {
@@ -293,7 +293,7 @@ fn cilium_moves_one_environment_per_change_through_cellgen_yaml() {
     );
     let (out, changed) = apply_once(root, &["set-version", "cilium", "1.20.0", "--env", "dev"]);
     assert_eq!(changed, ["cellgen.yaml"]);
-    assert!(out.contains("dev: cilium 1.19.6 -> 1.20.0"), "{out}");
+    assert_mentions(&out, &["dev: cilium 1.19.6 -> 1.20.0"]);
     assert_eq!(
         (version_of("dev").as_str(), version_of("staging").as_str()),
         ("1.20.0", "1.19.6")
@@ -336,5 +336,5 @@ fn cilium_moves_one_environment_per_change_through_cellgen_yaml() {
         "{out}"
     );
     let out = run_ok(root, &["set-version", "cilium", "1.20.0"]);
-    assert!(out.contains("already run"), "{out}");
+    assert_mentions(&out, &["already run"]);
 }

@@ -118,7 +118,7 @@ fn two_add_component_on_one_cell_at_once_keep_both() {
     }
     let tf = dir.path().join("terraform/cells/eu-west-2-prod");
     let meta = read(&tf.join("cell-metadata.tf"));
-    assert!(meta.contains("karpenter_role_arn"), "{meta}");
+    assert_mentions(&meta, &["karpenter_role_arn"]);
 }
 
 #[test]
@@ -153,10 +153,7 @@ fn a_second_writer_waits_then_fails_naming_the_holder() {
         &["add-component", "kyverno", "--dry-run"],
     );
     assert_eq!(code, 1, "{stderr}");
-    assert!(
-        stderr.contains(&format!("pid {}", holder.pid())),
-        "{stderr}"
-    );
+    assert_mentions(&stderr, &[&format!("pid {}", holder.pid())]);
     holder.signal(libc::SIGINT);
     let (status, _) = holder.finish();
     assert_eq!(status.code(), Some(130));
@@ -172,7 +169,7 @@ fn a_reader_waits_for_a_half_applied_writer_and_never_sees_its_state() {
     let mut stderr = BufReader::new(reader.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
-    assert!(line.contains("Waiting for the repository lock"), "{line}");
+    assert_mentions(&line, &["Waiting for the repository lock"]);
     writer.signal(libc::SIGTERM);
     let (status, _) = writer.finish();
     assert_eq!(status.code(), Some(143));
@@ -194,7 +191,7 @@ fn readers_share_the_lock() {
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!stderr.contains("is in use"), "{stderr}");
+        assert_never_mentions(&stderr, &["is in use"]);
     }
 }
 

@@ -531,12 +531,12 @@ fn config_cases() -> Vec<Case> {
             },
         },
         Case {
-            name: "values with quotes, colons and newlines reach cellgen.yaml intact",
+            name: "values with quotes, colons and comment signs reach cellgen.yaml intact (line breaks are refused: see injection)",
             setup: |root| {
                 cell_with_component(
                     root,
                     "billing",
-                    "description: Billing\nlayers: [apps]\nkeys:\n  billing_queue:\n    description: \"Queue\\nevil: true\\n  x: 1\"\n    example: \"a: b # c\\n- 'd'\"\n    terraform: 'format(\"%s-billing\", var.name)'\n",
+                    "description: Billing\nlayers: [apps]\nkeys:\n  billing_queue:\n    description: \"Queue: evil: true # x: 1\"\n    example: \"a: b # c - 'd' [x] {y: z}\"\n    terraform: 'format(\"%s-billing\", var.name)'\n",
                 );
             },
             args: &["add-component", "billing"],
@@ -545,9 +545,9 @@ fn config_cases() -> Vec<Case> {
                 let key = &config["keys"]["billing_queue"];
                 assert_eq!(
                     key["description"].as_str(),
-                    Some("Queue\nevil: true\n  x: 1")
+                    Some("Queue: evil: true # x: 1")
                 );
-                assert_eq!(key["example"].as_str(), Some("a: b # c\n- 'd'"));
+                assert_eq!(key["example"].as_str(), Some("a: b # c - 'd' [x] {y: z}"));
                 assert_eq!(
                     key["terraform"].as_str(),
                     Some("format(\"%s-billing\", var.name)")

@@ -456,9 +456,9 @@ pub fn cases() -> Vec<Case> {
             expect: Expect::Succeeds(|dir, out| {
                 assert!(read(&dir.join(".git/config")).contains("[core]"));
                 let said = stdout(out);
-                assert!(
-                    said.contains(".git/config: .cellgen/repository.json names it, but"),
-                    "{said}"
+                assert_mentions(
+                    &said,
+                    &[".git/config: .cellgen/repository.json names it, but"],
                 );
             }),
         },

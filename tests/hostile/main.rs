@@ -1,6 +1,7 @@
 //! The hostile-input table: names, files, edits, filesystem, symlinks, forged journals and
-//! records, signals, concurrency, state files, scalar typing, write errors, shell quoting, hangs
-//! on invalid YAML, unbounded input.
+//! records, signals, concurrency, state files, scalar typing, write errors, shell quoting,
+//! injection into generated Terraform, references to nothing, hangs on invalid YAML, unbounded
+//! input.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
@@ -17,7 +18,9 @@ mod files;
 mod filesystem;
 mod forged;
 mod hang_yaml;
+mod injection;
 mod names;
+mod references;
 mod scalar_typing;
 mod shell_quoting;
 mod signals;
@@ -30,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use support::messages;
 use support::*;
 
 /// Longer than any case takes (a debug build on a loaded machine); a case still running then hangs.
@@ -129,11 +133,14 @@ fn run_in(case: &Case, dir: &Path) -> Option<String> {
             }
             let stdout = String::from_utf8_lossy(&output.stdout);
             let checking = case.args.first() == Some(&"check");
-            for word in *words {
-                let found = stderr.contains(word) || (checking && stdout.contains(word));
-                if !found {
-                    problems.push(format!("stderr lacks `{word}`"));
-                }
+            // `check` says its findings on stdout.
+            let lacking = messages::missing(&stderr, words);
+            let lacking = match checking {
+                true => messages::missing(&stdout, &lacking),
+                false => lacking,
+            };
+            if !lacking.is_empty() {
+                problems.push(format!("stderr lacks {lacking:?}"));
             }
             let diff = tree_diff(&before, &tree_hash(dir));
             if !diff.is_empty() {
@@ -198,6 +205,8 @@ fn hostile_table_counts() {
         ("hang on invalid YAML", hang_yaml::cases().len()),
         // The table's cases and the test of 100,000 keys.
         ("unbounded input", unbounded::cases().len() + 1),
+        ("injection", injection::cases().len()),
+        ("references", references::cases().len()),
     ];
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     for (module, n) in counts {

@@ -123,7 +123,7 @@ fn patch_0777(dir: &Path, _: &Output) {
 fn shared_after_patch(dir: &Path, _: &Output) {
     is_string(&built(dir, OCI, None, "spec.ref.tag"), "2001-12-14", OCI);
     let layer = read(&dir.join(format!("cells/{CELL}/controllers.yaml")));
-    assert!(!layer.contains("patches:"), "{layer}");
+    assert_never_mentions(&layer, &["patches:"]);
 }
 
 fn example_and_description(dir: &Path, _: &Output) {

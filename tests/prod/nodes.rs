@@ -33,11 +33,8 @@ fn no_module_call_has_depends_on_and_nodes_follow_cilium_through_a_value() {
     }
     // The node groups read the cluster's name through Cilium's release: created after it.
     let after_cni = local_source(&parsed, "cluster_name_after_cni");
-    assert!(
-        after_cni.contains("helm_release.cilium.name"),
-        "{after_cni}"
-    );
-    assert!(after_cni.contains("module.eks.cluster_name"), "{after_cni}");
+    assert_mentions(&after_cni, &["helm_release.cilium.name"]);
+    assert_mentions(&after_cni, &["module.eks.cluster_name"]);
     for (file, module) in [
         ("cluster.tf", "system_node_group"),
         ("egress.tf", "egress_node_group"),
@@ -181,9 +178,9 @@ fn the_node_image_is_the_one_cellgen_yaml_pins_for_the_environment_and_version()
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("node_groups.ami_release_version.prod.\"1.35\" is 1.35.6-20260714"),
-        "{stderr}"
+    assert_mentions(
+        &stderr,
+        &["node_groups.ami_release_version.prod.\"1.35\" is 1.35.6-20260714"],
     );
     let settings: Value = yaml_serde::from_str(&read(&config)).unwrap();
     assert_eq!(

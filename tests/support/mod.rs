@@ -16,7 +16,15 @@ use tempfile::TempDir;
 
 pub mod console;
 pub mod flux_instance;
+pub mod messages;
 pub mod terraform;
+pub mod tools;
+
+// Each test file uses some of them.
+#[allow(unused_imports)]
+pub use messages::{
+    assert_error, assert_error_code, assert_mentions, assert_never_mentions, stderr_mentions,
+};
 
 /// The Git URL every generated test repository syncs from.
 pub const GIT_URL: &str = "ssh://git@github.com/acme/infra.git";
@@ -342,6 +350,42 @@ fn run_hcl2json(dirs: &[&Path]) -> Result<Value, String> {
         return Err(String::from_utf8_lossy(&output.stderr).into_owned());
     }
     serde_json::from_slice(&output.stdout).map_err(|e| format!("hcl2json printed no JSON: {e}"))
+}
+
+/// Parses each `.tf` file of `dir` with HashiCorp's parser on its own (tests/tools/
+/// hcl2json-each.mjs): file name -> its hcl2json output, or the parser's error for that file.
+pub fn hcl_parse_each(dir: &Path) -> BTreeMap<String, Result<Value, String>> {
+    let tools = tools_dir();
+    let parser = tools.join("node_modules/@cdktf/hcl2json");
+    assert!(
+        parser.is_dir(),
+        "the HCL parser is not installed ({} is missing): run `npm ci --prefix tests/tools` first \
+         (CI does; this test does not skip without it)",
+        parser.display()
+    );
+    let output = StdCommand::new("node")
+        .arg(tools.join("hcl2json-each.mjs"))
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run node (needed for tests/tools/hcl2json-each.mjs): {e}")
+        });
+    assert!(
+        output.status.success(),
+        "hcl2json-each.mjs failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let all: BTreeMap<String, Value> =
+        serde_json::from_slice(&output.stdout).expect("hcl2json-each.mjs prints JSON");
+    all.into_iter()
+        .map(|(file, mut result)| {
+            let parsed = match result.get_mut("ok") {
+                Some(ok) => Ok(ok.take()),
+                None => Err(result["error"].as_str().unwrap_or_default().to_string()),
+            };
+            (file, parsed)
+        })
+        .collect()
 }
 
 /// Like [`try_hcl_parse_dir`], failing the test on a parse error.

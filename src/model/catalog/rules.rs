@@ -9,7 +9,7 @@ use camino::Utf8Path;
 use super::ComponentSpec;
 use crate::error::CellgenError;
 use crate::model::config::{SCHEMA_KEY, is_dns_label, line_of};
-use crate::ports::edit::hcl::syntax::{check_expression, check_reference};
+use crate::ports::edit::hcl::syntax::{check_expression, check_one_line, check_reference};
 
 /// Words HCL reads as something else when they stand as an object key.
 pub const HCL_KEYWORDS: &[&str] = &[
@@ -24,6 +24,32 @@ fn invalid(path: &Utf8Path, text: &str, needle: &str, message: String) -> Cellge
         path: path.to_path_buf(),
         message: format!("{line}{message}"),
     }
+}
+
+fn invalid_at(path: &Utf8Path, line: Option<usize>, message: String) -> CellgenError {
+    CellgenError::InvalidFile {
+        path: path.to_path_buf(),
+        message: format!(
+            "{}{message}",
+            line.map(|l| format!("line {l}: ")).unwrap_or_default()
+        ),
+    }
+}
+
+/// The line of `keys.<key>.<field>` in a component.yaml: the first `<field>:` after `<key>:`
+/// (a multi-line value cannot be found by its text).
+fn key_field_line(text: &str, key: &str, field: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let key_at = lines.iter().position(|l| {
+        let t = l.trim_start().trim_start_matches(['"', '\'']);
+        t.strip_prefix(key)
+            .is_some_and(|r| r.trim_start_matches(['"', '\'']).starts_with(':'))
+    })?;
+    lines[key_at + 1..]
+        .iter()
+        .position(|l| l.trim_start().starts_with(&format!("{field}:")))
+        .map(|i| key_at + 2 + i)
+        .or(Some(key_at + 1))
 }
 
 /// A DNS-1123 subdomain: dot-separated labels, at most 253 characters (Kubernetes object names,
@@ -68,6 +94,18 @@ pub fn is_policy_arn(s: &str) -> bool {
 
 /// Every check of a component.yaml; `text` is its source, for line numbers.
 pub fn validate(spec: &ComponentSpec, path: &Utf8Path, text: &str) -> Result<(), CellgenError> {
+    if let Err(why) = check_one_line(&spec.description) {
+        return Err(invalid_at(
+            path,
+            text.lines()
+                .position(|l| l.starts_with("description:"))
+                .map(|i| i + 1),
+            format!(
+                "description `{}` {why}: give it on one line (cellgen prints it and writes it as one comment line)",
+                spec.description.escape_debug()
+            ),
+        ));
+    }
     if spec.layers.is_empty() {
         return Err(invalid(
             path,
@@ -120,13 +158,24 @@ pub fn validate(spec: &ComponentSpec, path: &Utf8Path, text: &str) -> Result<(),
                 ),
             ));
         }
+        for (field, value) in [("description", &k.description), ("example", &k.example)] {
+            if let Err(why) = check_one_line(value) {
+                return Err(invalid_at(
+                    path,
+                    key_field_line(text, key, field),
+                    format!(
+                        "keys.{key}.{field} `{}` {why}: give it on one line (cellgen writes it into cellgen.yaml as one line)",
+                        value.escape_debug()
+                    ),
+                ));
+            }
+        }
         if let Err(why) = check_expression(&k.terraform) {
-            return Err(invalid(
+            return Err(invalid_at(
                 path,
-                text,
-                &k.terraform,
+                key_field_line(text, key, "terraform"),
                 format!(
-                    "keys.{key}.terraform {why}: write one Terraform expression, e.g. `aws_iam_role.x.arn` or `module.x.y`"
+                    "keys.{key}.terraform {why}: write one Terraform expression on one line, e.g. `aws_iam_role.x.arn` or `module.x.y` (no heredoc)"
                 ),
             ));
         }

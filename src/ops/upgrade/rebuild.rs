@@ -92,6 +92,8 @@ fn v0_1_0(config: &Config, cell: &CellName, inputs: &CellInputs) -> Result<Files
             .terraform
             .clone()
             .ok_or_else(|| format!("key `{key}` has no `terraform` expression"))?;
+        crate::ports::edit::hcl::syntax::check_expression(&value)
+            .map_err(|why| format!("keys.{key}.terraform `{}` {why}", value.escape_debug()))?;
         data.push(Entry {
             name: key.clone(),
             value,

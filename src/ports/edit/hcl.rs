@@ -10,6 +10,7 @@
 //! restores the original bytes either way.
 
 mod align;
+mod proof;
 pub mod syntax;
 pub mod tfvars;
 
@@ -57,6 +58,8 @@ pub struct CellMetadata {
     data_span: Range<usize>,
     /// The `[ ... ]` of depends_on, when there is one.
     depends_on_list: Option<Range<usize>>,
+    /// The whole `depends_on = [ ... ]` attribute, when there is one.
+    depends_on_attr: Option<Range<usize>>,
     /// The resource block, and the text of everything in it but data and depends_on.
     block_span: Range<usize>,
     others: Vec<String>,
@@ -147,6 +150,15 @@ pub fn read(text: &str) -> Result<CellMetadata, HclEditError> {
 
 /// [`read`] on `text` already parsed into `body`.
 pub fn read_parsed(text: &str, body: &Body) -> Result<CellMetadata, HclEditError> {
+    if let Some((at, delimiter)) = proof::heredoc_read_past_its_end(text, body) {
+        return Err(err(
+            text,
+            at,
+            format!(
+                "a heredoc `<<{delimiter}` has a line `{delimiter}` inside it: Terraform ends the heredoc at that line and runs what follows as Terraform code (a block could hide there). Close the heredoc once, or write the value as a quoted string"
+            ),
+        ));
+    }
     let block = find_config_map(text, body)?;
     let block_span = block.span().unwrap_or(0..text.len());
     let data = block.body.get_attribute("data").ok_or_else(|| {
@@ -201,6 +213,10 @@ pub fn read_parsed(text: &str, body: &Body) -> Result<CellMetadata, HclEditError
         .value
         .span()
         .ok_or_else(|| err(text, 0, "internal: data without span"))?;
+    let depends_on_attr = block
+        .body
+        .get_attribute("depends_on")
+        .and_then(|a| a.span());
     let (depends_on, depends_on_spans, depends_on_list) =
         match block.body.get_attribute("depends_on") {
             None => (Vec::new(), Vec::new(), None),
@@ -232,6 +248,7 @@ pub fn read_parsed(text: &str, body: &Body) -> Result<CellMetadata, HclEditError
         depends_on_spans,
         data_span,
         depends_on_list,
+        depends_on_attr,
         block_span,
         others,
     })
@@ -320,6 +337,7 @@ fn verify(
     if !outside_same || after.others != before.others {
         return Err(refuse("something outside data and depends_on would change"));
     }
+    proof::structure_kept(text, before, &edited, &after).map_err(|why| refuse(&why))?;
     Ok(edited)
 }
 

@@ -29,7 +29,10 @@ pub fn string_literal(value: &str) -> String {
                 out.push(c);
                 out.push(c);
             }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            // Line separators too: nothing cellgen writes looks like two lines to any reader.
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -53,9 +56,38 @@ pub fn comment_text(value: &str) -> String {
     folded.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Checks that `source` is exactly one HCL expression, nothing before or after it (no second
-/// attribute, no block, no comment that could swallow what follows it on a line).
+/// Why `value`, given on one line (a flag, a component.yaml field), is not one line: a line
+/// break or another control character. HCL's heredocs and comments end at line breaks, and
+/// parsers differ on where (an empty heredoc is one), so nothing cellgen pastes may hold one.
+pub fn check_one_line(value: &str) -> Result<(), String> {
+    match value
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    {
+        Some('\n' | '\r' | '\u{2028}' | '\u{2029}' | '\u{85}') => {
+            Err("spans more than one line".into())
+        }
+        Some(c) => Err(format!("holds the control character {:?}", c)),
+        None => Ok(()),
+    }
+}
+
+/// Finds a heredoc (`<<EOT`) anywhere in an expression.
+struct Heredocs(bool);
+
+impl hcl_edit::visit::Visit for Heredocs {
+    fn visit_heredoc_template(&mut self, _: &hcl_edit::template::HeredocTemplate) {
+        self.0 = true;
+    }
+}
+
+/// Checks that `source` is exactly one HCL expression on one line, nothing before or after it
+/// (no second attribute, no block, no comment that could swallow what follows it on a line),
+/// and no heredoc: HashiCorp's parser and hcl-edit disagree on where an empty heredoc ends,
+/// which let a value close the ConfigMap and open a `provisioner` (issue 18).
 pub fn check_expression(source: &str) -> Result<(), String> {
+    // Spaces pasted around a flag are trimmed by the command; a line break never is.
+    check_one_line(source)?;
     if source.trim() != source || source.is_empty() {
         return Err("has leading or trailing whitespace, or is empty".into());
     }
@@ -77,9 +109,115 @@ pub fn check_expression(source: &str) -> Result<(), String> {
     let expr = hcl_edit::parser::parse_expr(source)
         .map_err(|e| format!("is not one HCL expression ({})", e.message()))?;
     match expr.span() {
-        Some(span) if span == (0..source.len()) => Ok(()),
-        _ => Err("is more than one HCL expression (a comment or something else follows it)".into()),
+        Some(span) if span == (0..source.len()) => {}
+        _ => {
+            return Err(
+                "is more than one HCL expression (a comment or something else follows it)".into(),
+            );
+        }
     }
+    let mut heredocs = Heredocs(false);
+    hcl_edit::visit::Visit::visit_expr(&mut heredocs, &expr);
+    if heredocs.0 {
+        return Err("holds a heredoc: give a one-line expression or a quoted string".into());
+    }
+    Ok(())
+}
+
+/// Roots Terraform provides itself, and the names a `for` binds: never declarations.
+const BUILTIN_ROOTS: &[&str] = &["each", "count", "path", "self", "terraform"];
+
+/// The names `for` expressions and `%{ for }` directives bind, anywhere in the expression.
+#[derive(Default)]
+struct Bound(Vec<String>);
+
+impl hcl_edit::visit::Visit for Bound {
+    fn visit_for_intro(&mut self, node: &hcl_edit::expr::ForIntro) {
+        self.0
+            .extend(node.key_var.iter().map(|k| k.as_str().to_string()));
+        self.0.push(node.value_var.as_str().to_string());
+        hcl_edit::visit::visit_for_intro(self, node);
+    }
+    fn visit_for_template_expr(&mut self, node: &hcl_edit::template::ForTemplateExpr) {
+        self.0
+            .extend(node.key_var.iter().map(|k| k.as_str().to_string()));
+        self.0.push(node.value_var.as_str().to_string());
+        hcl_edit::visit::visit_for_template_expr(self, node);
+    }
+}
+
+/// The addresses an expression refers to.
+struct Refs<'a> {
+    bound: &'a [String],
+    out: Vec<String>,
+}
+
+impl Refs<'_> {
+    fn root(&mut self, root: &str, attrs: &[&str]) {
+        if BUILTIN_ROOTS.contains(&root) || self.bound.iter().any(|b| b == root) {
+            return;
+        }
+        let parts = match root {
+            "data" | "ephemeral" => 2,
+            _ => 1,
+        };
+        let address = std::iter::once(root)
+            .chain(attrs.iter().copied().take(parts))
+            .collect::<Vec<_>>()
+            .join(".");
+        if !self.out.contains(&address) {
+            self.out.push(address);
+        }
+    }
+}
+
+impl hcl_edit::visit::Visit for Refs<'_> {
+    fn visit_expr(&mut self, node: &Expression) {
+        match node {
+            Expression::Variable(root) => self.root(root.as_str(), &[]),
+            Expression::Traversal(t) => match &t.expr {
+                Expression::Variable(root) => {
+                    let attrs: Vec<&str> = t
+                        .operators
+                        .iter()
+                        .map_while(|op| match op.value() {
+                            hcl_edit::expr::TraversalOperator::GetAttr(a) => Some(a.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    self.root(root.as_str(), &attrs);
+                    for op in &t.operators {
+                        self.visit_traversal_operator(op);
+                    }
+                }
+                _ => hcl_edit::visit::visit_traversal(self, t),
+            },
+            _ => hcl_edit::visit::visit_expr(self, node),
+        }
+    }
+    // hcl-edit's default walk skips the collection of a `%{ for }` directive.
+    fn visit_for_template_expr(&mut self, node: &hcl_edit::template::ForTemplateExpr) {
+        self.visit_expr(&node.collection_expr);
+        hcl_edit::visit::visit_for_template_expr(self, node);
+    }
+}
+
+/// What an expression refers to in its stack, as declared addresses: `var.NAME`,
+/// `local.NAME`, `module.NAME`, `data.TYPE.NAME`, `TYPE.NAME`; a bare name stays as it is (and
+/// is declared nowhere). `each`, `count`, `path`, `self`, `terraform` and names a `for` binds
+/// are not references. Empty when the expression does not parse.
+pub fn references(source: &str) -> Vec<String> {
+    let Ok(expr) = hcl_edit::parser::parse_expr(source) else {
+        return Vec::new();
+    };
+    let mut bound = Bound::default();
+    hcl_edit::visit::Visit::visit_expr(&mut bound, &expr);
+    let mut refs = Refs {
+        bound: &bound.0,
+        out: Vec::new(),
+    };
+    hcl_edit::visit::Visit::visit_expr(&mut refs, &expr);
+    refs.out
 }
 
 fn is_ident(s: &str) -> bool {
@@ -129,6 +267,7 @@ pub fn declared(text: &str, body: &Body) -> Vec<Declared> {
         match (block.ident.as_str(), labels.as_slice()) {
             ("resource", [ty, name]) => push(format!("{ty}.{name}")),
             ("data", [ty, name]) => push(format!("data.{ty}.{name}")),
+            ("ephemeral", [ty, name]) => push(format!("ephemeral.{ty}.{name}")),
             ("module", [name]) => push(format!("module.{name}")),
             ("variable", [name]) => push(format!("var.{name}")),
             ("output", [name]) => push(format!("output.{name}")),
@@ -188,9 +327,41 @@ mod tests {
             "",
             "a = b",
             "\"unterminated",
+            "<<EOT\nEOT\n}\nprovisioner \"local-exec\" {\n  command = <<EOT\ntouch /tmp/PWNED\nEOT",
+            "<<EOT\nx\nEOT",
+            "<<-EOT\n  x\n  EOT",
+            "module.x.y\r",
+            "a\u{2028}",
+            "\"a\tb\"",
             &format!("{}1{}", "(".repeat(40), ")".repeat(40)),
         ] {
             assert!(check_expression(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn references_of_expressions() {
+        for (source, want) in [
+            ("aws_sqs_queue.jobs.url", &["aws_sqs_queue.jobs"][..]),
+            ("var.x", &["var.x"]),
+            ("local.y[0]", &["local.y"]),
+            (
+                "data.aws_caller_identity.this.account_id",
+                &["data.aws_caller_identity.this"],
+            ),
+            ("module.eks.cluster_name", &["module.eks"]),
+            ("format(\"%s-x\", var.name)", &["var.name"]),
+            (
+                "\"${var.a}-%{ for v in local.l }${v}%{ endfor }\"",
+                &["var.a", "local.l"],
+            ),
+            ("[for k, v in var.m : \"${k}=${v}\"]", &["var.m"]),
+            ("aws_iam_role.r[var.i].arn", &["aws_iam_role.r", "var.i"]),
+            ("path.module", &[]),
+            ("EOT", &["EOT"]),
+            ("\"literal\"", &[]),
+        ] {
+            assert_eq!(references(source), want, "{source}");
         }
     }
 

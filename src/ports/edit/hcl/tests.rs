@@ -213,3 +213,70 @@ fn malformed_hcl_names_the_line() {
     let e = read("resource \"x\" {\n  a = \n}\n").unwrap_err();
     assert!(e.line >= 2, "{e:?}");
 }
+
+/// Issue 18: hcl-edit reads `<<EOT\nEOT\n...EOT` as one heredoc where HashiCorp's parser ends it
+/// at the first `EOT`, so the value closed the ConfigMap and opened a `provisioner`. The edit
+/// itself refuses it, whatever the caller checked.
+#[test]
+fn a_heredoc_value_cannot_open_a_block() {
+    let hostile =
+        "<<EOT\nEOT\n}\nprovisioner \"local-exec\" {\n  command = <<EOT\ntouch /tmp/PWNED\nEOT";
+    let e = add(TF, &entry("k1", hostile), &[]).unwrap_err();
+    assert!(e.message.contains("cannot edit this layout safely"), "{e}");
+    for value in ["<<EOT\nx\nEOT", "module.x.y\n", "\"a\"\n# c"] {
+        assert!(add(TF, &entry("k1", value), &[]).is_err(), "{value:?}");
+        assert!(set_data_value(TF, "cell_name", value).is_err(), "{value:?}");
+    }
+}
+
+/// The proof holds on its own: an edit that adds anything but the named entries is refused even
+/// when the entries read back right.
+#[test]
+fn the_whole_file_keeps_its_structure() {
+    let before = read(TF).unwrap();
+    let good = TF.replace(
+        "module.eks.cluster_name\n",
+        "module.eks.cluster_name\n    k1           = var.x\n",
+    );
+    proof::structure_kept(TF, &before, &good, &read(&good).unwrap()).unwrap();
+    for forged in [
+        // A block inside the ConfigMap.
+        TF.replace(
+            "  depends_on",
+            "  provisioner \"local-exec\" {}\n  depends_on",
+        ),
+        // An attribute outside data.
+        TF.replace("  depends_on", "  lifecycle_x = 1\n  depends_on"),
+        // A comment that was not there.
+        TF.replace("var.name\n", "var.name # x\n"),
+    ] {
+        let after = read(&forged).unwrap();
+        assert!(
+            proof::structure_kept(TF, &before, &forged, &after).is_err(),
+            "{forged}"
+        );
+    }
+    // A depends_on the edit adds is the one attribute that may appear.
+    let no_deps = TF.replace("  depends_on = [\n    flux_bootstrap_git.this,\n  ]\n", "");
+    let added = add(&no_deps, &[], &deps(&["module.karpenter"])).unwrap();
+    assert!(added.contains("depends_on = [module.karpenter]"), "{added}");
+}
+
+/// A cell-metadata.tf that already holds the heredoc (written by an older cellgen, or by hand)
+/// is refused on reading, so `check` reports it and no command edits around it.
+#[test]
+fn a_heredoc_read_past_its_end_is_refused() {
+    let pwned = TF.replace(
+        "module.eks.cluster_name\n",
+        "module.eks.cluster_name\n    k1 = <<EOT\nEOT\n}\nprovisioner \"local-exec\" {\n  command = <<EOT\ntouch /tmp/PWNED\nEOT\n",
+    );
+    let e = read(&pwned).unwrap_err();
+    assert_eq!(e.line, 12, "{e}");
+    assert!(e.message.contains("Terraform ends the heredoc"), "{e}");
+    // A heredoc closed once is fine, `}` inside it included.
+    let fine = TF.replace(
+        "module.eks.cluster_name\n",
+        "module.eks.cluster_name\n    notes = <<EOT\n}\nEOTX\nEOT\n",
+    );
+    assert_eq!(read(&fine).unwrap().get("notes").unwrap().line, 12);
+}
