@@ -94,11 +94,14 @@ pub enum CellgenError {
         target: Utf8PathBuf,
     },
 
-    /// YAML nested deeper than cellgen reads (`crate::ports::yaml::depth`).
-    #[error("{}:{}: {source}", path, source.line)]
-    NestedTooDeep {
+    /// YAML that cellgen refuses (too large, nested too deep) or that does not parse
+    /// (`crate::ports::yaml`, the one entry point to every YAML parser).
+    #[error("{}{}: {problem}", path, line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Yaml {
         path: Utf8PathBuf,
-        source: crate::ports::yaml::depth::DepthError,
+        /// 1-based line of the problem, where the parser knows it.
+        line: Option<usize>,
+        problem: String,
     },
 
     #[error("cannot write {}", path)]
@@ -107,6 +110,13 @@ pub enum CellgenError {
         #[source]
         source: std::io::Error,
     },
+
+    /// An input larger than cellgen reads (`crate::root::limited`).
+    #[error(
+        "{}: more than {limit} bytes (32 MiB), the most cellgen reads from one input: is it the file you meant? A FIFO or device (/dev/zero) never ends; give a regular file",
+        path
+    )]
+    TooLarge { path: Utf8PathBuf, limit: usize },
 
     #[error("cannot read {}", path)]
     Read {
@@ -265,6 +275,25 @@ pub enum CellgenError {
         journal: Utf8PathBuf,
         command: String,
     },
+}
+
+/// A parser's refusal that knows its line: the YAML entry point's error implements it, so this
+/// base layer names no parser (layers run down, CONTRIBUTING.md).
+pub trait LinedProblem: std::fmt::Display {
+    /// 1-based line of the problem, where known.
+    fn line(&self) -> Option<usize>;
+}
+
+impl CellgenError {
+    /// For `map_err`: a YAML refusal or parse error of the file at `path` (`path:line: ...`).
+    pub fn yaml<E: LinedProblem>(path: &camino::Utf8Path) -> impl FnOnce(E) -> Self {
+        let path = path.to_path_buf();
+        move |problem| CellgenError::Yaml {
+            path,
+            line: problem.line(),
+            problem: problem.to_string(),
+        }
+    }
 }
 
 impl CellgenError {

@@ -631,11 +631,6 @@ const PENDING: &[(&str, &str, &str)] = &[
         "kubectl's scratch copy is written through root's disk until the port defines that trait",
     ),
     (
-        "src/error.rs",
-        "src/ports/yaml/depth.rs",
-        "DepthError moves with the one YAML entry point (issue 20, ports/yaml)",
-    ),
-    (
         "src/model/cell_cidr.rs",
         "src/analysis/secrets.rs",
         "the HCL parse cache moves from the secret trace into the per-command context",

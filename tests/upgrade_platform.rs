@@ -5,7 +5,6 @@
 
 mod support;
 
-use std::fs;
 use std::path::Path;
 
 use serde_json::Value;
@@ -15,18 +14,6 @@ use support::*;
 const DEV: &str = "eu-west-2-dev";
 const STAGING: &str = "us-east-1-staging";
 const PROD: &str = "eu-west-1-prod";
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            fs::create_dir_all(&target).unwrap();
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 fn upgrade(root: &Path) -> (i32, String, String) {
     let out = cellgen()

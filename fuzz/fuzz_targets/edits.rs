@@ -42,8 +42,12 @@ fuzz_target!(|data: &[u8]| {
             let after = hcl::read(&added).unwrap();
             assert_eq!(after.entries.len(), before.entries.len() + 1);
             assert_eq!(after.get("fuzz_key").unwrap().value, "module.fuzz.value");
-            let back = hcl::remove(&added, &["fuzz_key".to_string()], &["module.fuzz".to_string()])
-                .unwrap();
+            let back = hcl::remove(
+                &added,
+                &["fuzz_key".to_string()],
+                &["module.fuzz".to_string()],
+            )
+            .unwrap();
             let back = hcl::read(&back).unwrap();
             assert_eq!(back.entries.len(), before.entries.len());
             for (a, b) in back.entries.iter().zip(&before.entries) {

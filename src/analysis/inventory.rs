@@ -48,7 +48,7 @@ pub fn cells(
     catalog: &Catalog,
     names: &[String],
 ) -> Result<Vec<CellFacts>, CellgenError> {
-    let mut charts: HashMap<String, Option<Chart>> = HashMap::new();
+    let mut charts: HashMap<String, Option<Result<Chart, String>>> = HashMap::new();
     names
         .iter()
         .map(|cell| facts(plan, config, catalog, cell, &mut charts))
@@ -60,7 +60,7 @@ fn facts(
     config: &Config,
     catalog: &Catalog,
     cell: &str,
-    charts: &mut HashMap<String, Option<Chart>>,
+    charts: &mut HashMap<String, Option<Result<Chart, String>>>,
 ) -> Result<CellFacts, CellgenError> {
     let (region, environment) = cell
         .rsplit_once('-')
@@ -81,25 +81,32 @@ fn facts(
     let components: Vec<String> = cell_components(plan, config, cell)?.into_iter().collect();
     let mut versions = BTreeMap::new();
     for name in &components {
+        // A component without a chart has no version; one whose manifests do not parse says so.
         let chart = charts.entry(name.clone()).or_insert_with(|| {
-            catalog
-                .get(name)
-                .ok()
-                .and_then(|c| versions::locate(plan, c).ok())
+            match versions::locate(plan, catalog.get(name).ok()?) {
+                Ok(chart) => Some(Ok(chart)),
+                Err(e @ CellgenError::Yaml { .. }) => Some(Err(e.to_string())),
+                Err(_) => None,
+            }
         });
-        let Some(chart) = chart else {
-            continue;
-        };
-        let version = match versions::cell_version(plan, cell, chart) {
-            Ok(v) => ComponentVersion {
-                version: Some(v.version),
-                own: v.own,
-                problem: None,
-            },
-            Err(e) => ComponentVersion {
+        let version = match chart {
+            None => continue,
+            Some(Err(problem)) => ComponentVersion {
                 version: None,
                 own: false,
-                problem: Some(e.to_string()),
+                problem: Some(problem.clone()),
+            },
+            Some(Ok(chart)) => match versions::cell_version(plan, cell, chart) {
+                Ok(v) => ComponentVersion {
+                    version: Some(v.version),
+                    own: v.own,
+                    problem: None,
+                },
+                Err(e) => ComponentVersion {
+                    version: None,
+                    own: false,
+                    problem: Some(e.to_string()),
+                },
             },
         };
         versions.insert(name.clone(), version);

@@ -6,7 +6,7 @@
 //! layer of the cell rendered in strict mode with the real values.
 
 use camino::{Utf8Path, Utf8PathBuf};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
@@ -17,7 +17,7 @@ use crate::analysis::render::{BuildCache, load_cell, render_layers};
 use crate::analysis::{contract, secrets};
 use crate::error::CellgenError;
 use crate::model::catalog::Catalog;
-use crate::model::config::{Config, SCHEMA_KEY, line_of};
+use crate::model::config::{Config, SCHEMA_KEY};
 
 /// Where the real data came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,15 +58,13 @@ fn invalid(file: &Utf8Path, message: impl Into<String>) -> CellgenError {
 
 /// Reads `text` (from `file`): a ConfigMap, or `terraform show -json` output.
 pub fn read(text: &str, file: &Utf8Path) -> Result<RealMetadata, CellgenError> {
-    crate::ports::yaml::depth::check_file(text, file)?;
-    let value: Value = yaml_serde::from_str(text).map_err(|e| {
+    crate::ports::yaml::guard(text).map_err(CellgenError::yaml(file))?;
+    let value: Value = crate::ports::yaml::from_str(text).map_err(|e| {
         invalid(
             file,
             format!(
                 "{}neither YAML nor JSON: {e}",
-                e.location()
-                    .map(|l| format!("line {}: ", l.line()))
-                    .unwrap_or_default()
+                e.line().map(|l| format!("line {l}: ")).unwrap_or_default()
             ),
         )
     })?;
@@ -84,10 +82,10 @@ pub fn read(text: &str, file: &Utf8Path) -> Result<RealMetadata, CellgenError> {
             ));
         }
         let data = strings(value.get("data"), file)?;
-        // `key:` at the data's indentation; good enough for kubectl's output.
+        let at = data_key_lines(text);
         let lines = data
             .keys()
-            .filter_map(|k| line_of(text, &format!("  {k}:")).map(|l| (k.clone(), l)))
+            .filter_map(|k| at.get(k.as_str()).map(|l| (k.clone(), *l)))
             .collect();
         return Ok(RealMetadata {
             input: Input::ConfigMap,
@@ -143,6 +141,43 @@ pub fn read(text: &str, file: &Utf8Path) -> Result<RealMetadata, CellgenError> {
             ),
         )),
     }
+}
+
+/// The line of each key written directly under the top-level `data:`, as kubectl lays a
+/// ConfigMap out, in one pass over the text (a lookup per key was quadratic in the key count).
+/// A key written twice keeps its first line.
+fn data_key_lines(text: &str) -> HashMap<&str, usize> {
+    let mut out = HashMap::new();
+    let mut in_data = false;
+    let mut indent = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let depth = line.len() - trimmed.len();
+        if depth == 0 {
+            in_data = trimmed.strip_prefix("data:").is_some_and(|rest| {
+                let rest = rest.trim_start();
+                rest.is_empty() || rest.starts_with('#')
+            });
+            indent = None;
+            continue;
+        }
+        if !in_data || *indent.get_or_insert(depth) != depth {
+            continue;
+        }
+        // ConfigMap keys hold no `:` (`[-._a-zA-Z0-9]+`), quoted or not.
+        if let Some((key, _)) = trimmed.split_once(':') {
+            let key = key.trim_end();
+            let key = ['"', '\'']
+                .iter()
+                .find_map(|q| key.strip_prefix(*q).and_then(|k| k.strip_suffix(*q)))
+                .unwrap_or(key);
+            out.entry(key).or_insert(i + 1);
+        }
+    }
+    out
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -332,4 +367,20 @@ pub fn verify(
     };
     report.normalise();
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_keys_are_found_under_data_only() {
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cell-metadata\ndata:\n  # note\n  name: x\n  \"quoted\": y\n  nested:\n    deeper: z\n  vpc_id: v\n";
+        let at = data_key_lines(text);
+        // `name` of metadata (line 4) is not the data key's line.
+        assert_eq!(at.get("name"), Some(&7));
+        assert_eq!(at.get("quoted"), Some(&8));
+        assert_eq!(at.get("vpc_id"), Some(&11));
+        assert_eq!(at.get("deeper"), None);
+    }
 }

@@ -1,6 +1,4 @@
-use std::io::Read;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cli::EnvsubstArgs;
 use crate::ports::envsubst::envsubst;
@@ -12,10 +10,8 @@ pub fn run(args: EnvsubstArgs) -> Result<()> {
     for path in &args.from {
         vars.extend(super::read_values(path)?);
     }
-    let mut input = String::new();
-    std::io::stdin()
-        .read_to_string(&mut input)
-        .context("cannot read stdin (is it UTF-8 text?)")?;
+    // Bounded: `cellgen envsubst < /dev/zero` ends with an error, not with memory exhausted.
+    let input = crate::root::limited::read_text(std::io::stdin(), camino::Utf8Path::new("stdin"))?;
     let lookup = |name: &str| vars.get(name).cloned();
     let output = envsubst(&input, &lookup, args.strict).map_err(|e| {
         let at = e

@@ -310,13 +310,10 @@ pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<
     // A path given on the command line enters here (`--values`, `--from`).
     let path = crate::root::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
     let path = path.as_path();
-    let text = crate::root::disk::read_to_string(path).map_err(|source| CellgenError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    crate::ports::yaml::depth::check_file(&text, path)?;
+    let text = crate::root::limited::read_file(path, path)?;
+    crate::ports::yaml::guard(&text).map_err(CellgenError::yaml(path))?;
     let value: yaml_serde::Value =
-        yaml_serde::from_str(&text).map_err(|e| CellgenError::InvalidFile {
+        crate::ports::yaml::from_str(&text).map_err(|e| CellgenError::InvalidFile {
             path: path.to_path_buf(),
             // The parser's message already says where ("at line 2 column 1").
             message: format!("not valid YAML: {e}"),

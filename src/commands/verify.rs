@@ -20,10 +20,7 @@ pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
     let from =
         crate::root::paths::from_user(&args.from, "the file", "Pass a file whose path is UTF-8")?;
     let path = session.start.join(&from);
-    let text = crate::root::disk::read_to_string(&path).map_err(|source| CellgenError::Read {
-        path: from.clone(),
-        source,
-    })?;
+    let text = crate::root::limited::read_file(&path, &from)?;
     let real = crate::analysis::verify::read(&text, &from)?;
     let cell = match &args.cell {
         Some(name) => super::resolve_cell(session, &repo, Some(name))?.name,

@@ -232,13 +232,15 @@ impl Catalog {
 }
 
 fn parse_spec(text: &str, path: &Utf8Path) -> Result<ComponentSpec, CellgenError> {
-    crate::ports::yaml::depth::check_file(text, path)?;
-    let spec: ComponentSpec = yaml_serde::from_str(text).map_err(|e| CellgenError::InvalidFile {
-        path: path.to_path_buf(),
-        message: format!(
-            "{}not a valid component.yaml: {e}. It declares description, layers, keys (description, example, terraform), identity (namespace, service_account, policy_arns) and depends_on",
-            e.location().map(|l| format!("line {}: ", l.line())).unwrap_or_default()
-        ),
+    let spec: ComponentSpec = crate::ports::yaml::from_str(text).map_err(|e| match e {
+        crate::ports::yaml::YamlError::Invalid(_) => CellgenError::InvalidFile {
+            path: path.to_path_buf(),
+            message: format!(
+                "{}not a valid component.yaml: {e}. It declares description, layers, keys (description, example, terraform), identity (namespace, service_account, policy_arns) and depends_on",
+                e.line().map(|l| format!("line {l}: ")).unwrap_or_default()
+            ),
+        },
+        refused => CellgenError::yaml(path)(refused),
     })?;
     rules::validate(&spec, path, text)?;
     Ok(spec)

@@ -54,7 +54,7 @@ pub fn cell_components(
         let Some(text) = plan.read(&path)? else {
             continue;
         };
-        crate::ports::yaml::depth::check_file(&text, &path)?;
+        crate::ports::yaml::guard(&text).map_err(CellgenError::yaml(&path))?;
         for reference in yaml::flux_components(&text).map_err(|e| invalid(&path, e))? {
             if let Some(resolved) = resolve_ref(&layer.path, &reference)
                 && let Ok(rest) = resolved.strip_prefix(COMPONENTS_DIR)

@@ -363,12 +363,10 @@ impl Config {
 
     /// Parses and validates `cellgen.yaml` text; `path` is only used in error messages.
     pub fn parse(text: &str, path: &Utf8Path) -> Result<Config, CellgenError> {
-        // Before any parser: libyaml is quadratic in bracket nesting.
-        crate::ports::yaml::depth::check_file(text, path)?;
         let config: Config =
-            yaml_serde::from_str(text).map_err(|err| CellgenError::MalformedConfig {
+            crate::ports::yaml::from_str(text).map_err(|err| CellgenError::MalformedConfig {
                 path: path.to_path_buf(),
-                line: err.location().map(|l| l.line()),
+                line: err.line(),
                 message: in_user_terms(&err.to_string()),
             })?;
         config.validate(text, path)?;

@@ -190,7 +190,7 @@ impl NodeGroupSettings {
         }
         // YAML, and Terraform's yamldecode, read an unquoted 1.30 as the number 1.3: the key
         // must be a string for Terraform to find it under the cell's kubernetes_version.
-        let raw: yaml_serde::Value = yaml_serde::from_str(text).unwrap_or_default();
+        let raw: yaml_serde::Value = crate::ports::yaml::from_str(text).unwrap_or_default();
         let by_env = raw
             .get("node_groups")
             .and_then(|n| n.get("ami_release_version"))
@@ -718,7 +718,7 @@ mod tests {
         struct Doc {
             node_groups: NodeGroupSettings,
         }
-        let doc: Doc = yaml_serde::from_str(text).unwrap();
+        let doc: Doc = crate::ports::yaml::from_str(text).unwrap();
         let err = doc
             .node_groups
             .validate(&["prod".into()], text)
@@ -730,7 +730,7 @@ mod tests {
         );
         assert_eq!(err.needle, "1.30:");
         let quoted = text.replace("1.30:", "\"1.30\":");
-        let doc: Doc = yaml_serde::from_str(&quoted).unwrap();
+        let doc: Doc = crate::ports::yaml::from_str(&quoted).unwrap();
         assert_eq!(doc.node_groups.validate(&["prod".into()], &quoted), Ok(()));
     }
 

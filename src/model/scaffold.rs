@@ -304,10 +304,9 @@ pub fn adopt(
     })
 }
 
+/// The file's documents, for naming its objects: none where it is not YAML (it is only described).
 fn documents(text: &str) -> Vec<yaml_serde::Value> {
-    yaml_serde::Deserializer::from_str(text)
-        .filter_map(|d| serde::Deserialize::deserialize(d).ok())
-        .collect()
+    crate::ports::yaml::documents(text).unwrap_or_default()
 }
 
 fn skipped_file(path: Utf8PathBuf, text: &str, written: &Files) -> Skipped {

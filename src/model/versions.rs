@@ -76,12 +76,11 @@ fn str_at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
         .and_then(Value::as_str)
 }
 
-/// The YAML documents of a file.
-fn documents(text: &str) -> Vec<Value> {
-    yaml_serde::Deserializer::from_str(text)
-        .filter_map(|d| serde::Deserialize::deserialize(d).ok())
-        .filter(|v: &Value| !v.is_null())
-        .collect()
+/// The YAML documents of a file, empty ones left out.
+fn documents(text: &str) -> Result<Vec<Value>, crate::ports::yaml::YamlError> {
+    let mut docs: Vec<Value> = crate::ports::yaml::documents(text)?;
+    docs.retain(|v| !v.is_null());
+    Ok(docs)
 }
 
 /// Whether version `to` is older than `from`, both semver-like (`v1.21.0`, `1.19.1`); None
@@ -98,7 +97,12 @@ pub fn is_older(to: &str, from: &str) -> Option<bool> {
 /// The chart version (or OCI tag) a component's files say, as `list components` shows it: the
 /// HelmRelease's `spec.chart.spec.version`, else an OCIRepository's `spec.ref.tag`.
 pub fn version_in<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let docs: Vec<Value> = texts.into_iter().flat_map(documents).collect();
+    // A file that does not parse shows no version here; `check` names it.
+    let docs: Vec<Value> = texts
+        .into_iter()
+        .filter_map(|t| documents(t).ok())
+        .flatten()
+        .collect();
     let kind = |d: &Value, k: &str| d.get("kind").and_then(Value::as_str) == Some(k);
     docs.iter()
         .filter(|d| kind(d, "HelmRelease"))
@@ -133,7 +137,8 @@ fn manifests(
         for name in names {
             let file = dir.join(name);
             if let Some(text) = plan.read(&file)? {
-                out.push((layer.clone(), file, documents(&text)));
+                let docs = documents(&text).map_err(CellgenError::yaml(&file))?;
+                out.push((layer.clone(), file, docs));
             }
         }
     }
@@ -400,7 +405,8 @@ pub fn set_version(
     };
     if shared != chart.version {
         let text = plan.read(&chart.file)?.unwrap_or_default();
-        if documents(&text).len() != 1 {
+        let docs = documents(&text).map_err(CellgenError::yaml(&chart.file))?;
+        if docs.len() != 1 {
             return Err(invalid(
                 &chart.file,
                 format!(
@@ -445,11 +451,13 @@ pub fn same_but_version(text: &str, original: &str) -> bool {
     if text == original {
         return true;
     }
-    let docs = documents(original);
+    let Ok(docs) = documents(original) else {
+        return false;
+    };
     let [doc] = docs.as_slice() else {
         return false;
     };
-    let Ok(now) = yaml_serde::from_str::<Value>(text) else {
+    let Ok(now) = crate::ports::yaml::from_str::<Value>(text) else {
         return false;
     };
     [CHART_VERSION, OCI_TAG].iter().any(|field| {

@@ -153,7 +153,7 @@ impl Adding<'_> {
             let reference = component_ref(&layer.path, name, layer_name);
             let path = cell_flux_dir(&cell.name).join(format!("{layer_name}.yaml"));
             edit(plan, &path, |text| {
-                crate::ports::yaml::depth::check_file(text, &path)?;
+                crate::ports::yaml::guard(text).map_err(CellgenError::yaml(&path))?;
                 yaml::add_flux_component(text, &reference).map_err(|e| invalid(&path, e))
             })?;
         }
@@ -344,7 +344,7 @@ pub fn remove(
         let reference = component_ref(&layer.path, name, layer_name);
         let path = cell_flux_dir(&cell.name).join(format!("{layer_name}.yaml"));
         edit(plan, &path, |text| {
-            crate::ports::yaml::depth::check_file(text, &path)?;
+            crate::ports::yaml::guard(text).map_err(CellgenError::yaml(&path))?;
             yaml::remove_flux_component(text, &reference).map_err(|e| invalid(&path, e))
         })?;
     }
@@ -416,9 +416,9 @@ fn validate_component(
         if component.origin == Origin::Repository {
             let kustomization = component.layer_dir(layer).join("kustomization.yaml");
             let text = plan.read(&kustomization)?.ok_or_else(|| invalid(&kustomization, "missing: each layer of a component needs a kustomization.yaml with `kind: Component`"))?;
-            crate::ports::yaml::depth::check_file(&text, &kustomization)?;
+            crate::ports::yaml::guard(&text).map_err(CellgenError::yaml(&kustomization))?;
             let value: yaml_serde::Value =
-                yaml_serde::from_str(&text).map_err(|e| invalid(&kustomization, e))?;
+                crate::ports::yaml::from_str(&text).map_err(|e| invalid(&kustomization, e))?;
             if value.get("kind").and_then(|k| k.as_str()) != Some("Component") {
                 return Err(invalid(
                     &kustomization,

@@ -34,7 +34,7 @@ pub fn set_git_source(
         moved.push(("git.url", before.git.url.clone(), url.to_string()));
     }
     if let Some(branch) = branch.filter(|b| *b != before.git.branch) {
-        let has_branch = yaml_serde::from_str::<yaml_serde::Value>(&edited)
+        let has_branch = crate::ports::yaml::from_str::<yaml_serde::Value>(&edited)
             .ok()
             .is_some_and(|v| v["git"].get("branch").is_some());
         edited = if has_branch {

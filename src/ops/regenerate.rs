@@ -38,7 +38,7 @@ pub fn existing_components(
         let Some(text) = plan.read(&path)? else {
             continue;
         };
-        crate::ports::yaml::depth::check_file(&text, &path)?;
+        crate::ports::yaml::guard(&text).map_err(CellgenError::yaml(&path))?;
         let refs = yaml::flux_components(&text).map_err(|e| CellgenError::InvalidFile {
             path: path.to_path_buf(),
             message: e.to_string(),

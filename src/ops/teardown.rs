@@ -94,10 +94,16 @@ pub fn cell_layers(plan: &Plan, config: &Config, cell: &str) -> Result<Vec<Layer
         let Ok(Some(text)) = plan.read(&file) else {
             continue;
         };
-        for doc in yaml_serde::Deserializer::from_str(&text) {
-            let Ok(value) = <yaml_serde::Value as serde::Deserialize>::deserialize(doc) else {
-                continue;
-            };
+        // A YAML file that does not parse fails, naming it: its tear-down cannot be known.
+        // Other files (a README) are no manifests Flux applies.
+        let docs: Vec<yaml_serde::Value> = match crate::ports::yaml::documents(&text) {
+            Ok(docs) => docs,
+            Err(e) if matches!(file.extension(), Some("yaml" | "yml")) => {
+                return Err(CellgenError::yaml(&file)(e));
+            }
+            Err(_) => continue,
+        };
+        for value in docs {
             let s = |v: &yaml_serde::Value, k: &str| {
                 v.get(k).and_then(|x| x.as_str()).map(str::to_string)
             };

@@ -5,6 +5,7 @@ pub mod disk;
 pub mod filestore;
 pub mod fsguard;
 pub mod git;
+pub mod limited;
 pub mod memos;
 pub mod paths;
 pub mod source;

@@ -1,10 +1,12 @@
 //! The hostile-input table: names, files, edits, filesystem, symlinks, forged journals and
 //! records, signals, concurrency, state files, scalar typing, write errors, shell quoting,
-//! injection into generated Terraform, references to nothing.
+//! injection into generated Terraform, references to nothing, hangs on invalid YAML, unbounded
+//! input.
 //!
 //! Every case sets up a repository, runs cellgen and states what must come out: a failure with
 //! a given exit code whose message names what to fix, with the tree byte-for-byte unchanged; or
-//! a success whose result a check function inspects. No case may panic (exit 101, "panicked").
+//! a success whose result a check function inspects. No case may panic (exit 101, "panicked")
+//! or run past [`CASE_TIMEOUT`] (a hang: it is killed and reported).
 //! Each module contributes one table; `hostile_table_counts` prints how many cases each has.
 
 #[path = "../support/mod.rs"]
@@ -15,6 +17,7 @@ mod edits;
 mod files;
 mod filesystem;
 mod forged;
+mod hang_yaml;
 mod injection;
 mod names;
 mod references;
@@ -23,13 +26,18 @@ mod shell_quoting;
 mod signals;
 mod state_files;
 mod symlinks;
+mod unbounded;
 mod write_errors;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::{Duration, Instant};
 
 use support::messages;
 use support::*;
+
+/// Longer than any case takes (a debug build on a loaded machine); a case still running then hangs.
+pub const CASE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What a case expects of cellgen.
 pub enum Expect {
@@ -97,12 +105,21 @@ pub fn run_case(case: &Case) -> Option<String> {
 
 fn run_in(case: &Case, dir: &Path) -> Option<String> {
     let before = tree_hash(dir);
+    let started = Instant::now();
     let output = cellgen()
         .arg("-C")
         .arg(dir)
         .args(case.args)
+        .timeout(CASE_TIMEOUT)
         .output()
         .expect("cannot run cellgen");
+    if output.status.code().is_none() && started.elapsed() >= CASE_TIMEOUT {
+        return Some(format!(
+            "{}: hung (killed after {} s)",
+            case.name,
+            CASE_TIMEOUT.as_secs()
+        ));
+    }
     let stderr = String::from_utf8_lossy(&output.stderr);
     let code = output.status.code().unwrap_or(-1);
     if code == 101 || stderr.contains("panicked") {
@@ -185,14 +202,17 @@ fn hostile_table_counts() {
         ("scalar typing", scalar_typing::cases().len()),
         ("write errors", write_errors::CASES),
         ("shell quoting", shell_quoting::cases().len()),
+        ("hang on invalid YAML", hang_yaml::cases().len()),
+        // The table's cases and the test of 100,000 keys.
+        ("unbounded input", unbounded::cases().len() + 1),
         ("injection", injection::cases().len()),
         ("references", references::cases().len()),
     ];
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     for (module, n) in counts {
-        eprintln!("{module:>12}: {n}");
+        eprintln!("{module:>20}: {n}");
     }
-    eprintln!("{:>12}: {total}", "total");
+    eprintln!("{:>20}: {total}", "total");
     // Issue 7's floor: at least 60 cases, and every category represented.
     for (module, n) in counts {
         assert!(n > 0, "the hostile table has no {module} case");

@@ -96,6 +96,19 @@ pub fn temp_dir() -> TempDir {
         .expect("cannot create a temporary directory")
 }
 
+/// Copies the tree under `from` into `to` (created where missing).
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            fs::create_dir_all(&target).unwrap();
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// Runs `cellgen -C <dir> new <args…> --git-url GIT_URL` and fails the test with cellgen's
 /// output if it does not succeed.
 pub fn new_cell(dir: &Path, args: &[&str]) -> std::process::Output {

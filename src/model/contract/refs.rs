@@ -62,7 +62,7 @@ pub fn manifest_files(plan: &Plan, config: &Config) -> Result<Vec<Utf8PathBuf>, 
 
 /// `spec.path` of a Flux Kustomization file, repository-relative, when it stays inside.
 fn layer_path(text: &str) -> Option<Utf8PathBuf> {
-    let value: yaml_serde::Value = yaml_serde::from_str(text).ok()?;
+    let value: yaml_serde::Value = crate::ports::yaml::from_str(text).ok()?;
     if value.get("kind")?.as_str()? != "Kustomization" {
         return None;
     }

@@ -117,7 +117,7 @@ pub fn check_settings(
     )
     .expect("a valid regex");
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
-    let settings: yaml_serde::Value = yaml_serde::from_str(&text).unwrap_or_default();
+    let settings: yaml_serde::Value = crate::ports::yaml::from_str(&text).unwrap_or_default();
     for found in reference.captures_iter(terraform) {
         let path: Vec<&str> = found[1].trim_start_matches('.').split('.').collect();
         let by_environment = found.get(2).is_some();

@@ -258,7 +258,7 @@ fn cilium_of(plan: &Plan, cell: &str) -> Result<Option<(u64, u64, u64)>, Cellgen
 /// are: architectures and capacity types from its requirements, consolidateAfter, budgets
 /// (Karpenter's default, 10% of the nodes, where it sets none).
 fn current_pool(text: &str) -> Option<NodePool> {
-    let value: yaml_serde::Value = yaml_serde::from_str(text).ok()?;
+    let value: yaml_serde::Value = crate::ports::yaml::from_str(text).ok()?;
     let spec = value.get("spec")?;
     let requirements = spec
         .get("template")?

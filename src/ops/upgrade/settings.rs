@@ -34,9 +34,9 @@ pub fn upgrade(
     let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
     let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
     let value: yaml_serde::Value =
-        yaml_serde::from_str(&text).map_err(|e| CellgenError::MalformedConfig {
+        crate::ports::yaml::from_str(&text).map_err(|e| CellgenError::MalformedConfig {
             path: CONFIG_FILE.into(),
-            line: e.location().map(|l| l.line()),
+            line: e.line(),
             message: e.to_string(),
         })?;
     let has = |key: &str| value.get(key).is_some();
@@ -238,7 +238,7 @@ fn ami_aliases(
 
 /// The literal alias of the EC2NodeClass's first amiSelectorTerm, if it is one.
 fn current_alias(text: &str) -> Option<String> {
-    let value: yaml_serde::Value = yaml_serde::from_str(text).ok()?;
+    let value: yaml_serde::Value = crate::ports::yaml::from_str(text).ok()?;
     let alias = value
         .get("spec")?
         .get("amiSelectorTerms")?

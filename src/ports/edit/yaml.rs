@@ -15,7 +15,6 @@ pub mod patches;
 mod scalar;
 
 use std::ops::Range;
-use std::str::FromStr;
 
 use rowan::ast::AstNode;
 use yaml_edit::{Document, SyntaxKind as K};
@@ -53,19 +52,18 @@ fn fail_at(text: &str, offset: usize, message: impl Into<String>) -> YamlEditErr
 /// Parses `text` twice: strictly (yaml_serde, for the meaning and a line number on errors) and
 /// losslessly (yaml-edit, for positions). The nesting bound comes first.
 fn parse(text: &str) -> Result<(Document, Value), YamlEditError> {
-    crate::ports::yaml::depth::check_yaml(text).map_err(|e| YamlEditError {
-        line: Some(e.line),
-        message: e.to_string(),
-    })?;
     let value = strict(text)?;
-    let doc = Document::from_str(text).map_err(|e| fail(format!("not valid YAML: {e}")))?;
+    let doc = crate::ports::yaml::lossless(text).map_err(|e| fail(e.to_string()))?;
     Ok((doc, value))
 }
 
 fn strict(text: &str) -> Result<Value, YamlEditError> {
-    yaml_serde::from_str::<Value>(text).map_err(|e| YamlEditError {
-        line: e.location().map(|l| l.line()),
-        message: format!("not valid YAML: {e}"),
+    crate::ports::yaml::from_str::<Value>(text).map_err(|e| YamlEditError {
+        line: e.line(),
+        message: match e {
+            crate::ports::yaml::YamlError::Invalid(e) => format!("not valid YAML: {e}"),
+            refused => refused.to_string(),
+        },
     })
 }
 

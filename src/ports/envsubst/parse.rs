@@ -91,26 +91,7 @@ fn is_go_digit(r: char) -> bool {
     }
 }
 
-/// Decode one UTF-8 sequence like Go's `utf8.DecodeRune`: invalid input yields U+FFFD, width 1.
-pub(crate) fn decode_rune(b: &[u8]) -> (char, usize) {
-    let Some(&b0) = b.first() else {
-        return (char::REPLACEMENT_CHARACTER, 0);
-    };
-    let need = match b0 {
-        0x00..=0x7F => return (char::from(b0), 1),
-        0xC2..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF4 => 4,
-        _ => return (char::REPLACEMENT_CHARACTER, 1),
-    };
-    match b.get(..need).and_then(|s| std::str::from_utf8(s).ok()) {
-        Some(s) => (
-            s.chars().next().unwrap_or(char::REPLACEMENT_CHARACTER),
-            need,
-        ),
-        None => (char::REPLACEMENT_CHARACTER, 1),
-    }
-}
+pub(crate) use crate::ports::golang::decode_rune;
 
 /// The Go scanner over a buffer that escape handling shrinks. Positions are "Go positions" in
 /// the shrunk buffer; `dels` (sorted source offsets of deleted bytes) maps them back to the

@@ -1,5 +1,10 @@
 //! go-yaml v2's implicit typing of plain scalars (resolve.go, `isBase60Float`,
 //! `parseTimestamp`): a string it would read back as non-string must be quoted when written.
+//! Its number forms are the go-yaml reader's (`crate::ports::golang::yaml_resolve`).
+
+use crate::ports::golang::yaml_resolve::{
+    go_parse_float, go_parse_int, go_parse_uint, yaml_style_float,
+};
 
 /// go-yaml v2 `resolve("", s)` yields `!!str` (so the string may be written plain).
 pub(crate) fn resolves_to_str(s: &str) -> bool {
@@ -27,10 +32,10 @@ pub(crate) fn resolves_to_str(s: &str) -> bool {
                 return false;
             }
             let plain: String = s.chars().filter(|&c| c != '_').collect();
-            if go_parse_int(&plain).is_some() || go_parse_uint_base0(&plain).is_some() {
+            if go_parse_int(&plain).is_some() || go_parse_uint(&plain).is_some() {
                 return false;
             }
-            if is_yaml_style_float(&plain) && plain.parse::<f64>().is_ok() {
+            if yaml_style_float(&plain) && go_parse_float(&plain).is_some() {
                 return false;
             }
             if let Some(b) = plain
@@ -46,87 +51,6 @@ pub(crate) fn resolves_to_str(s: &str) -> bool {
         }
         _ => true,
     }
-}
-
-/// Go `strconv.ParseUint(s, 0, 64)` without underscores (already removed by the caller).
-fn go_parse_uint_base0(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    if b.is_empty() {
-        return None;
-    }
-    let (base, digits) = if b[0] == b'0' {
-        match b.get(1).map(u8::to_ascii_lowercase) {
-            Some(b'b') if b.len() >= 3 => (2, &s[2..]),
-            Some(b'o') if b.len() >= 3 => (8, &s[2..]),
-            Some(b'x') if b.len() >= 3 => (16, &s[2..]),
-            _ => (8, &s[1..]),
-        }
-    } else {
-        (10, s)
-    };
-    if digits.is_empty() {
-        return if base == 8 { Some(0) } else { None };
-    }
-    if !digits.chars().all(|c| c.is_digit(base)) {
-        return None;
-    }
-    u64::from_str_radix(digits, base).ok()
-}
-
-/// Go `strconv.ParseInt(s, 0, 64)`.
-fn go_parse_int(s: &str) -> Option<i64> {
-    let (neg, rest) = match s.as_bytes().first() {
-        Some(b'+') => (false, &s[1..]),
-        Some(b'-') => (true, &s[1..]),
-        _ => (false, s),
-    };
-    let u = go_parse_uint_base0(rest)?;
-    if neg {
-        if u > 1u64 << 63 {
-            None
-        } else {
-            Some(0i64.wrapping_sub_unsigned(u))
-        }
-    } else {
-        i64::try_from(u).ok()
-    }
-}
-
-/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`
-fn is_yaml_style_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
-    let digits = |i: &mut usize| {
-        let st = *i;
-        while b.get(*i).is_some_and(u8::is_ascii_digit) {
-            *i += 1;
-        }
-        *i - st
-    };
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    } else {
-        if digits(&mut i) == 0 {
-            return false;
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            digits(&mut i);
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
 }
 
 /// `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$` (YAML 1.1 base 60 floats).

@@ -127,11 +127,7 @@ pub fn render(chunks: &[Chunk], label: &str) -> (String, usize) {
 pub fn parses_as(syntax: Syntax, text: &str) -> bool {
     match syntax {
         Syntax::Text => true,
-        Syntax::Yaml => {
-            use serde::Deserialize;
-            yaml_serde::Deserializer::from_str(text)
-                .all(|doc| yaml_serde::Value::deserialize(doc).is_ok())
-        }
+        Syntax::Yaml => crate::ports::yaml::documents::<yaml_serde::Value>(text).is_ok(),
         Syntax::Hcl => hcl_edit::parser::parse_body(text).is_ok_and(|body| unique_hcl(&body)),
     }
 }

@@ -25,14 +25,6 @@ pub struct DepthError {
     pub line: usize,
 }
 
-/// [`check_yaml`] for the file at `path` (as shown in messages): `path:line: ...`.
-pub fn check_file(text: &str, path: &camino::Utf8Path) -> Result<(), crate::error::CellgenError> {
-    check_yaml(text).map_err(|source| crate::error::CellgenError::NestedTooDeep {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
 /// Fails when `text` nests flow collections deeper than [`MAX_DEPTH`].
 pub fn check_yaml(text: &str) -> Result<(), DepthError> {
     let naive = naive_depth(text);

@@ -31,7 +31,7 @@ pub fn with_holes(text: &str, marked: &dyn Fn(&str) -> bool) -> Option<(Value, V
     if doc.needs_deanchor {
         return None;
     }
-    let conv = V2 { doc: &doc };
+    let conv = V2::new(&doc);
     let value = conv.value(doc.root, 0).ok()?;
     let mut holes = Vec::new();
     walk(&conv, doc.root, &mut Vec::new(), marked, &mut holes)?;

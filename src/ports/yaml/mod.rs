@@ -11,6 +11,7 @@
 //! what this port does not reproduce is reported as unsupported, never guessed.
 
 pub mod depth;
+mod entry;
 mod events;
 mod folded;
 pub mod holes;
@@ -22,6 +23,7 @@ use serde_json::{Map, Number, Value};
 use resolve::{Resolved, STR, Unresolved};
 use tree::{Doc, Kind};
 
+pub use entry::{MAX_BYTES, YamlError, documents, from_str, guard, lossless};
 pub use events::ScalarStyle;
 
 /// Why a text did not load.
@@ -33,7 +35,7 @@ pub enum LoadError {
     Fails(String),
     /// kustomize accepts it; this port does not reproduce it.
     Unsupported(String),
-    /// cellgen refuses it before parsing (`crate::ports::yaml::depth`); 1-based line in the whole text.
+    /// cellgen refuses it before parsing ([`guard`]); 1-based line in the whole text.
     Refused { line: usize, message: String },
 }
 
@@ -334,15 +336,26 @@ pub fn yaml_to_json(text: &str) -> Result<Option<Value>, LoadError> {
     let Some(doc) = tree::parse_first(text, true)? else {
         return Ok(None);
     };
-    let conv = V2 { doc: &doc };
+    let conv = V2::new(&doc);
     conv.value(doc.root, 0).map(Some)
 }
 
-struct V2<'a> {
+pub(crate) struct V2<'a> {
     doc: &'a Doc,
+    /// go-yaml v2's decodeCount and aliasCount (nodes decoded, of which through an alias).
+    decoded: std::cell::Cell<usize>,
+    aliased: std::cell::Cell<usize>,
 }
 
-impl V2<'_> {
+impl<'a> V2<'a> {
+    pub(crate) fn new(doc: &'a Doc) -> V2<'a> {
+        V2 {
+            doc,
+            decoded: Default::default(),
+            aliased: Default::default(),
+        }
+    }
+
     fn target(&self, mut i: usize) -> usize {
         while let Kind::Alias(t) = self.doc.nodes[i].kind {
             i = t;
@@ -350,13 +363,40 @@ impl V2<'_> {
         i
     }
 
+    /// go-yaml v2 (2.2.8 on)'s guard against alias bombs: past 100 aliased and 1,000 decoded
+    /// nodes, too high a share of aliased ones fails ("excessive aliasing"), the share allowed
+    /// falling from 0.99 at 400,000 nodes to 0.10 at 4,000,000. Counted per node this port visits.
+    fn count(&self, through_alias: bool) -> Result<(), LoadError> {
+        let decoded = self.decoded.get() + 1;
+        self.decoded.set(decoded);
+        let aliased = self.aliased.get() + usize::from(through_alias);
+        self.aliased.set(aliased);
+        let allowed = match decoded {
+            ..=400_000 => 0.99,
+            4_000_000.. => 0.10,
+            n => 0.99 - 0.89 * ((n - 400_000) as f64 / 3_600_000.0),
+        };
+        if aliased > 100 && decoded > 1_000 && aliased as f64 / decoded as f64 > allowed {
+            return Err(LoadError::Fails(
+                "document contains excessive aliasing".into(),
+            ));
+        }
+        Ok(())
+    }
+
     fn value(&self, i: usize, depth: usize) -> Result<Value, LoadError> {
+        self.value_in(i, depth, false)
+    }
+
+    fn value_in(&self, i: usize, depth: usize, in_alias: bool) -> Result<Value, LoadError> {
         if depth > tree::MAX_DEPTH {
             return Err(LoadError::Fails(format!(
                 "aliases nest deeper than {} levels",
                 tree::MAX_DEPTH
             )));
         }
+        let in_alias = in_alias || matches!(self.doc.nodes[i].kind, Kind::Alias(_));
+        self.count(in_alias)?;
         let i = self.target(i);
         let node = &self.doc.nodes[i];
         match &node.kind {
@@ -370,12 +410,12 @@ impl V2<'_> {
             }
             Kind::Seq(items) => items
                 .iter()
-                .map(|&c| self.value(c, depth + 1))
+                .map(|&c| self.value_in(c, depth + 1, in_alias))
                 .collect::<Result<Vec<_>, _>>()
                 .map(Value::Array),
             Kind::Map(_) => {
                 let mut m = Map::new();
-                self.fill(i, &mut m, depth)?;
+                self.fill(i, &mut m, depth, in_alias)?;
                 Ok(Value::Object(m))
             }
             Kind::Alias(_) => unreachable!("target() follows aliases"),
@@ -384,7 +424,13 @@ impl V2<'_> {
 
     /// go-yaml v2's decoder.mapping: fields in order, later ones replacing earlier ones; a
     /// merge key sets the merged mapping's fields at its place (earlier list items win).
-    fn fill(&self, i: usize, m: &mut Map<String, Value>, depth: usize) -> Result<(), LoadError> {
+    fn fill(
+        &self,
+        i: usize,
+        m: &mut Map<String, Value>,
+        depth: usize,
+        in_alias: bool,
+    ) -> Result<(), LoadError> {
         let Kind::Map(items) = &self.doc.nodes[i].kind else {
             return Err(LoadError::Fails(
                 "map merge requires map or sequence of maps as the value".into(),
@@ -396,6 +442,8 @@ impl V2<'_> {
                 s.value == "<<" && (s.style == ScalarStyle::Plain || s.tag == resolve::MERGE)
             });
             if is_merge {
+                let merged_alias =
+                    in_alias || matches!(self.doc.nodes[pair[1]].kind, Kind::Alias(_));
                 let v = self.target(pair[1]);
                 match &self.doc.nodes[v].kind {
                     Kind::Seq(list) => {
@@ -407,14 +455,14 @@ impl V2<'_> {
                                         .into(),
                                 ));
                             }
-                            self.fill(e, m, depth + 1)?;
+                            self.fill(e, m, depth + 1, merged_alias)?;
                         }
                     }
-                    _ => self.fill(v, m, depth + 1)?,
+                    _ => self.fill(v, m, depth + 1, merged_alias)?,
                 }
                 continue;
             }
-            let key = match self.value(key_node, depth + 1)? {
+            let key = match self.value_in(key_node, depth + 1, in_alias)? {
                 Value::String(s) => s,
                 Value::Bool(b) => b.to_string(),
                 Value::Number(n) if n.is_f64() => {
@@ -427,7 +475,7 @@ impl V2<'_> {
                     )));
                 }
             };
-            let v = self.value(pair[1], depth + 1)?;
+            let v = self.value_in(pair[1], depth + 1, in_alias)?;
             m.insert(key, v);
         }
         Ok(())
@@ -438,6 +486,28 @@ impl V2<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn go_yaml_v2_refuses_an_alias_bomb_as_it_does() {
+        // Nine copies of the level below, ten levels: 9^10 scalars if expanded.
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x]\n");
+        for c in b'b'..=b'k' {
+            let (p, c) = ((c - 1) as char, c as char);
+            text.push_str(&format!(
+                "{c}: &{c} [{}]\n",
+                vec![format!("*{p}"); 9].join(", ")
+            ));
+        }
+        assert_eq!(
+            yaml_to_json(&text),
+            Err(LoadError::Fails(
+                "document contains excessive aliasing".into()
+            ))
+        );
+        // Ordinary reuse stays fine.
+        let small = "a: &a {x: 1}\nb: *a\nc: [*a, *a]\n";
+        assert!(yaml_to_json(small).is_ok());
+    }
 
     fn kio(text: &str) -> Vec<Value> {
         kio_documents(text)

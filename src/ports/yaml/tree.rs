@@ -79,9 +79,9 @@ enum Open {
 /// Parses the first document of `text` (go-yaml's Decoder.Decode reads one). `None` for
 /// a stream without a document. `v2` selects go-yaml v2's resolution for node tags.
 pub fn parse_first(text: &str, v2: bool) -> Result<Option<Doc>, LoadError> {
-    // libyaml's time grows with the square of bracket nesting: bounded before it parses.
-    crate::ports::yaml::depth::check_yaml(text).map_err(|e| LoadError::Refused {
-        line: e.line,
+    // Size and bracket nesting (libyaml is quadratic in it) are bounded before it parses.
+    super::guard(text).map_err(|e| LoadError::Refused {
+        line: e.line().unwrap_or(1),
         message: e.to_string(),
     })?;
     let mut parser = Parser::new(text);

@@ -198,7 +198,7 @@ fn the_built_json_is_the_vendored_yaml() {
     assert_eq!(built.len(), yaml.len());
     assert_eq!(CRDS.len(), yaml.len());
     for (file, text) in yaml {
-        let parsed: Value = yaml_serde::from_str(text).unwrap();
+        let parsed: Value = crate::ports::yaml::from_str(text).unwrap();
         assert_eq!(built.get(*file), Some(&parsed), "{file}");
     }
 }

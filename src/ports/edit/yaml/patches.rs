@@ -97,7 +97,7 @@ impl PatchTarget {
         {
             return None;
         }
-        let ops: Value = yaml_serde::from_str(entry.get("patch")?.as_str()?).ok()?;
+        let ops: Value = crate::ports::yaml::from_str(entry.get("patch")?.as_str()?).ok()?;
         let [op] = ops.as_sequence()?.as_slice() else {
             return None;
         };

@@ -66,7 +66,7 @@ fn quote(value: &str, context: impl Fn(&str) -> String) -> String {
 }
 
 fn reads_back(document: &str, value: &str) -> bool {
-    let Ok(parsed) = yaml_serde::from_str::<yaml_serde::Value>(document) else {
+    let Ok(parsed) = crate::ports::yaml::from_str::<yaml_serde::Value>(document) else {
         return false;
     };
     let got = parsed.get("k");
@@ -192,7 +192,7 @@ mod tests {
         #[test]
         fn every_string_reads_back(value in "\\PC*|[\\x00-\\x7f\u{85}\u{2028}\u{feff}]{0,12}|[-+0-9._:eEoxTtZ ]{1,12}") {
             for (doc, flow) in [(format!("k: {}\n", scalar(&value)), false), (format!("k: [{}]\n", flow_scalar(&value)), true)] {
-                let parsed: yaml_serde::Value = yaml_serde::from_str(&doc).unwrap_or_else(|e| panic!("{doc:?}: {e}"));
+                let parsed: yaml_serde::Value = crate::ports::yaml::from_str(&doc).unwrap_or_else(|e| panic!("{doc:?}: {e}"));
                 let got = if flow { parsed["k"][0].clone() } else { parsed["k"].clone() };
                 prop_assert_eq!(got.as_str(), Some(value.as_str()), "{:?}", doc);
                 // go-yaml v2 (YAML 1.1) and v3 (YAML 1.2) read the same string.
