@@ -231,7 +231,7 @@ fn unreadable_inputs_and_an_unknown_cell_name_are_errors() {
     );
 }
 
-/// Every read goes through the file layer, which bounds it: a `--from` that never ends is a
+/// A file a flag names is read through `root::limited`, which bounds it: a `--from` that never ends is a
 /// clear error, not a read until memory runs out.
 #[cfg(target_os = "linux")]
 #[test]
@@ -240,7 +240,8 @@ fn a_from_file_that_never_ends_is_refused() {
     let out = run(dir.path(), &["verify", STAGING, "--from", "/dev/zero"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("/dev/zero") && stderr(&out).contains("longer than the 64 MiB"),
+        stderr(&out).contains("/dev/zero")
+            && stderr(&out).contains("(32 MiB), the most cellgen reads"),
         "{}",
         stderr(&out)
     );
