@@ -81,7 +81,7 @@ pub fn check_cell(
 ) -> Sample {
     let read = |rel: &Utf8Path| files.read_to_string(rel).ok();
     // Secret values, traced through every .tf file of the stack.
-    let trace = || secrets::trace(files, &cell_terraform_dir(cell));
+    let trace = || secrets::trace_all(files, &cell_terraform_dir(cell));
     check_cell_from(
         files.memos(),
         &read,
@@ -102,7 +102,7 @@ pub fn check_cell(
 pub fn check_cell_from(
     memos: &Memos,
     read: &dyn Fn(&Utf8Path) -> Option<String>,
-    trace: &dyn Fn() -> BTreeMap<String, secrets::Taint>,
+    trace: &dyn Fn() -> secrets::Traced,
     config: &Config,
     catalog: &Catalog,
     cell: &str,
@@ -260,14 +260,36 @@ pub fn check_cell_from(
                 ),
             ));
         }
-        if let Some(message) =
-            secrets::secret_message(&entry.key, entry.literal.as_deref(), traced.get(&entry.key))
-        {
+        if let Some(message) = secrets::secret_message(
+            &entry.key,
+            entry.literal.as_deref(),
+            traced.taints.get(&entry.key),
+        ) {
             report(Finding::error(
                 "secret-value",
                 &path,
                 Some(entry.line),
                 message,
+            ));
+        }
+        for reference in traced.undeclared.get(&entry.key).into_iter().flatten() {
+            report(Finding::error(
+                "undeclared-reference",
+                &path,
+                Some(entry.line),
+                format!(
+                    "`{}` refers to `{}`, a {} that {} declares nowhere: `terraform plan` refuses the stack (\"{}\"). Declare it in the stack, or write the key with `cellgen key add --terraform`, which checks the reference.{}",
+                    entry.key,
+                    reference.address,
+                    reference.kind,
+                    cell_terraform_dir(cell),
+                    reference.terraform_says(),
+                    reference
+                        .nearest
+                        .as_deref()
+                        .map(|n| format!(" Did you mean `{n}`?"))
+                        .unwrap_or_default()
+                ),
             ));
         }
         if entry.key != SCHEMA_KEY

@@ -48,6 +48,7 @@ pub const CODES: &[(&str, Severity)] = &[
     ("schema-mismatch", Severity::Error),
     ("invalid-key-name", Severity::Error),
     ("secret-value", Severity::Error),
+    ("undeclared-reference", Severity::Error),
     ("bad-component", Severity::Error),
     ("build-failed", Severity::Error),
     ("invalid-cell", Severity::Error),

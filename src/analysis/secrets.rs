@@ -15,12 +15,17 @@ use crate::root::filestore::FileStore;
 use std::collections::BTreeMap;
 
 pub use stack::{HclCaches, parse_checked, parse_kept, tfvars_attributes};
-pub use taint::Taint;
+pub use taint::{Taint, Traced, Undeclared};
 
 /// Every data key of the ConfigMap in the stack `stack` (repository-relative) whose value is
 /// built from a secret, with the chain that taints it.
 pub fn trace(files: &FileStore, stack: &Utf8Path) -> BTreeMap<String, Taint> {
     taint::trace(files, stack)
+}
+
+/// [`trace`], and the references of each value that the stack declares nowhere.
+pub fn trace_all(files: &FileStore, stack: &Utf8Path) -> Traced {
+    taint::trace_all(files, stack)
 }
 
 /// The message of a `secret-value` finding on `key`, from its traced chain or from its name or

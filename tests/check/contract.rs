@@ -551,6 +551,12 @@ fn unused_contract_key_is_a_warning() {
     );
     fs::write(dir.path().join("cellgen.yaml"), config).unwrap();
     for cell in [PROD, DEV] {
+        // The stack declares what the key refers to (else `undeclared-reference`).
+        fs::write(
+            dir.path().join(format!("terraform/cells/{cell}/team.tf")),
+            "variable \"team\" {\n  type    = string\n  default = \"platform\"\n}\n",
+        )
+        .unwrap();
         edit(
             dir.path(),
             &metadata_tf(cell),
@@ -643,5 +649,53 @@ fn values_file_supplies_keys_as_a_configmap_or_a_plain_map() {
         )),
         "{}",
         run.stderr
+    );
+}
+
+/// A hand-written value that refers to nothing the stack declares (issue 19): `terraform plan`
+/// would refuse it, so `check` fails on the key's line and says what is near.
+#[test]
+fn a_reference_the_stack_declares_nowhere_fails_on_its_line() {
+    let dir = repo();
+    let file = metadata_tf(PROD);
+    edit(
+        dir.path(),
+        &file,
+        "= module.eks.cluster_name",
+        "= module.ekss.cluster_name",
+    );
+    let line = line_in(dir.path(), &file, "module.ekss");
+    let (code, report) = check_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{}", summary(&report));
+    let found = assert_at(&report, "undeclared-reference", &file, line, &[PROD]);
+    let message = found[0]["message"].as_str().unwrap();
+    for words in [
+        "`module.ekss`",
+        "terraform/cells/eu-west-2-prod declares nowhere",
+        "Reference to undeclared module",
+        "Did you mean `module.eks`?",
+    ] {
+        assert!(message.contains(words), "`{words}` not in: {message}");
+    }
+    // The other cell's stack declares its module: nothing there.
+    assert!(
+        !with_code(&report, "undeclared-reference")
+            .iter()
+            .any(|f| breaks(f, DEV)),
+        "{}",
+        summary(&report)
+    );
+
+    // Declared (here, in a file of the team's own), the reference passes.
+    fs::write(
+        dir.path().join(format!("terraform/cells/{PROD}/ekss.tf")),
+        "module \"ekss\" {\n  source = \"./ekss\"\n}\n",
+    )
+    .unwrap();
+    let (_, report) = check_json(dir.path(), &[]);
+    assert!(
+        with_code(&report, "undeclared-reference").is_empty(),
+        "{}",
+        summary(&report)
     );
 }

@@ -44,16 +44,30 @@ const SHOWN_LINKS: usize = 12;
 /// Nodes expanded at most per key; a stack this large is traced that far and no further.
 const MAX_NODES: usize = 200_000;
 
+/// What following the ConfigMap's values through the stack found, by data key.
+#[derive(Debug, Default)]
+pub struct Traced {
+    /// Keys built from a secret, each with its chain.
+    pub taints: BTreeMap<String, Taint>,
+    /// Keys whose value refers to something the stack declares nowhere.
+    pub undeclared: BTreeMap<String, Vec<Undeclared>>,
+}
+
 /// Every data key of `kubernetes_config_map_v1.cell_metadata` in the stack `stack` (relative to
 /// the root of `files`) that is built from a secret, with its chain.
 pub fn trace(files: &FileStore, stack: &Utf8Path) -> BTreeMap<String, Taint> {
+    trace_all(files, stack).taints
+}
+
+/// [`trace`], and the references of each value that the stack declares nowhere.
+pub fn trace_all(files: &FileStore, stack: &Utf8Path) -> Traced {
     trace_loaded(files, stack, true)
 }
 
-/// [`trace`], with files' contents shared by text (`share`) or computed per file.
-fn trace_loaded(files: &FileStore, stack: &Utf8Path, share: bool) -> BTreeMap<String, Taint> {
+/// [`trace_all`], with files' contents shared by text (`share`) or computed per file.
+fn trace_loaded(files: &FileStore, stack: &Utf8Path, share: bool) -> Traced {
     let Some(world) = World::load(files, stack, share) else {
-        return BTreeMap::new();
+        return Traced::default();
     };
     let tracer = Tracer::new(&world);
     tracer.trace_config_map()
@@ -210,8 +224,8 @@ impl<'w> Tracer<'w> {
         &self.indexes[self.world.ctxs[ctx].dir]
     }
 
-    fn trace_config_map(&self) -> BTreeMap<String, Taint> {
-        let mut out = BTreeMap::new();
+    fn trace_config_map(&self) -> Traced {
+        let mut out = Traced::default();
         let Some((file, block)) =
             self.index(0)
                 .block(Kind::Resource, CONFIG_MAP_TYPE, CONFIG_MAP_NAME)
@@ -228,6 +242,7 @@ impl<'w> Tracer<'w> {
             CONFIG_MAP_TYPE.to_string(),
             CONFIG_MAP_NAME.to_string(),
         );
+        let parses = self.stack_parses();
         for (key, value) in data.iter() {
             let name = match key {
                 ObjectKey::Ident(ident) => ident.as_str().to_string(),
@@ -235,8 +250,16 @@ impl<'w> Tracer<'w> {
                 ObjectKey::Expression(_) => continue,
             };
             let steps = self.refs(0, file, value.expr(), Some(&each));
+            let undeclared = if parses {
+                self.undeclared(&steps)
+            } else {
+                Vec::new()
+            };
+            if !undeclared.is_empty() {
+                out.undeclared.insert(name.clone(), undeclared);
+            }
             if let Some(taint) = self.search(&name, steps) {
-                out.insert(name, taint);
+                out.taints.insert(name, taint);
             }
         }
         out
@@ -626,3 +649,6 @@ impl Visit for Collect<'_> {
 
 #[cfg(test)]
 mod tests;
+mod undeclared;
+
+pub use undeclared::Undeclared;

@@ -1,5 +1,5 @@
 //! The trace against hand-built stacks.
-use super::{Taint, trace, trace_loaded};
+use super::{Taint, trace, trace_all, trace_loaded};
 use camino::Utf8Path;
 use std::collections::BTreeMap;
 
@@ -17,7 +17,7 @@ fn write(root: &std::path::Path, files: &[(&str, &str)]) {
 fn traced(root: &std::path::Path, stack: &str) -> BTreeMap<String, Taint> {
     let root = Utf8Path::from_path(root).unwrap();
     let store = || crate::root::filestore::FileStore::new(root);
-    let fresh = trace_loaded(&store(), Utf8Path::new(stack), false);
+    let fresh = trace_loaded(&store(), Utf8Path::new(stack), false).taints;
     for _ in 0..3 {
         assert_eq!(trace(&store(), Utf8Path::new(stack)), fresh, "{stack}");
     }
@@ -203,5 +203,66 @@ fn lazy_index_finds_what_an_eager_one_does() {
                 "c <- module.m.out (mods.tf:1) <- output \"out\" (mod/main.tf:1)".to_string()
             ),
         ]
+    );
+}
+
+/// The references of each key the stack declares nowhere, as `key: address (kind) ~nearest`.
+fn undeclared(files: &[(&str, &str)]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), files);
+    let root = Utf8Path::from_path(dir.path()).unwrap();
+    let store = crate::root::filestore::FileStore::new(root);
+    trace_all(&store, Utf8Path::new("stack"))
+        .undeclared
+        .into_iter()
+        .flat_map(|(key, refs)| {
+            refs.into_iter().map(move |u| {
+                format!(
+                    "{key}: {} ({}) ~{}",
+                    u.address,
+                    u.kind,
+                    u.nearest.unwrap_or_default()
+                )
+            })
+        })
+        .collect()
+}
+
+const CONFIG_MAP_HEAD: &str =
+    "resource \"kubernetes_config_map_v1\" \"cell_metadata\" {\n  data = {\n";
+
+#[test]
+fn references_the_stack_declares_nowhere_are_named() {
+    let meta = format!(
+        "{CONFIG_MAP_HEAD}    queue = aws_sqs_queue.jobs.url\n    x = var.x\n    vpc = data.aws_vpc.thiss.id\n    l = local.nope\n    m = module.gone.out\n    ok = aws_sqs_queue.job.url\n    v = var.region\n    w = \"${{path.module}}-${{terraform.workspace}}\"\n  }}\n}}\n"
+    );
+    let found = undeclared(&[
+        ("stack/cell-metadata.tf", &meta),
+        (
+            "stack/main.tf",
+            "resource \"aws_sqs_queue\" \"job\" {}\ndata \"aws_vpc\" \"this\" {}\nvariable \"region\" {}\n",
+        ),
+    ]);
+    assert_eq!(
+        found,
+        [
+            "l: local.nope (local value) ~",
+            "m: module.gone (module) ~",
+            "queue: aws_sqs_queue.jobs (resource) ~aws_sqs_queue.job",
+            "vpc: data.aws_vpc.thiss (data source) ~data.aws_vpc.this",
+            "x: var.x (variable) ~",
+        ]
+    );
+}
+
+#[test]
+fn a_stack_file_that_does_not_parse_hides_nothing_and_calls_nothing_undeclared() {
+    let meta = format!("{CONFIG_MAP_HEAD}    queue = aws_sqs_queue.jobs.url\n  }}\n}}\n");
+    assert!(
+        undeclared(&[
+            ("stack/cell-metadata.tf", &meta),
+            ("stack/main.tf", "resource \"aws_sqs_queue\" \"jobs\" {\n"),
+        ])
+        .is_empty()
     );
 }
