@@ -631,11 +631,6 @@ const PENDING: &[(&str, &str, &str)] = &[
         "kubectl's scratch copy is written through root's disk until the port defines that trait",
     ),
     (
-        "src/model/cell_cidr.rs",
-        "src/analysis/secrets.rs",
-        "the HCL parse cache moves from the secret trace into the per-command context",
-    ),
-    (
         "src/ports/kustomize/fsroot.rs",
         "src/root/source.rs",
         "kustomize reads through root's Source until the port defines the trait root implements",

@@ -355,7 +355,7 @@ fn read_metadata(memos: &Memos, text: &str) -> Result<Arc<hcl::CellMetadata>, hc
     // Parsed through the command's parse cache: the trace reads this file again.
     let meta = Arc::new(hcl::read_parsed(
         text,
-        &*secrets::parse_checked(memos, text)?,
+        &*crate::model::parsed_hcl::parse_checked(memos, text)?,
     )?);
     lock(&memo.0)
         .entry(hash)
@@ -374,7 +374,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// String values of a `terraform.tfvars` (other values and unreadable files give nothing).
 fn read_tfvars(memos: &Memos, text: Option<String>) -> BTreeMap<String, String> {
-    let Some(attributes) = text.and_then(|t| secrets::tfvars_attributes(memos, &t)) else {
+    let Some(attributes) =
+        text.and_then(|t| crate::model::parsed_hcl::tfvars_attributes(memos, &t))
+    else {
         return BTreeMap::new();
     };
     attributes

@@ -14,7 +14,7 @@ use camino::Utf8Path;
 use crate::root::filestore::FileStore;
 use std::collections::BTreeMap;
 
-pub use stack::{HclCaches, parse_checked, parse_kept, tfvars_attributes};
+pub use stack::HclCaches;
 pub use taint::{Taint, Traced, Undeclared};
 
 /// Every data key of the ConfigMap in the stack `stack` (repository-relative) whose value is

@@ -49,7 +49,7 @@ fn recorded_for_in(files: &FileStore, cell: &str) -> Option<CellCidr> {
     let tfvars = dir.join("terraform.tfvars");
     // Read line by line when it is plain `key = "literal"` lines (`check` reads every cell's).
     if let Some(found) = read_attribute(files, &tfvars, |text| {
-        let attr = crate::analysis::secrets::tfvars_attributes(files.memos(), text)?
+        let attr = crate::model::parsed_hcl::tfvars_attributes(files.memos(), text)?
             .into_iter()
             .find(|a| a.key == "vpc_cidr")?;
         Some((attr.value_line, attr.string))
@@ -59,7 +59,7 @@ fn recorded_for_in(files: &FileStore, cell: &str) -> Option<CellCidr> {
     let variables = dir.join("variables.tf");
     read_attribute(files, &variables, |text| {
         // Through the parse cache: every cell's variables.tf is the same text.
-        let body = crate::analysis::secrets::parse_kept(files.memos(), text).ok()?;
+        let body = crate::model::parsed_hcl::parse_kept(files.memos(), text).ok()?;
         let value = body
             .get_blocks("variable")
             .find(|b| b.has_exact_labels(&["vpc_cidr"]))

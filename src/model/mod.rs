@@ -15,6 +15,7 @@ pub mod ignore;
 pub mod inputs;
 pub mod keys;
 pub mod names;
+pub mod parsed_hcl;
 pub mod platform;
 pub mod provenance;
 pub mod repo;

@@ -4,12 +4,12 @@
 use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::Body;
 
-use crate::ports::edit::hcl::{HclEditError, tfvars};
+use crate::model::parsed_hcl::{HclParses, tfvars_attributes};
 use crate::root::filestore::{Bytes, FileStore, Kind};
 use crate::root::memos::Memos;
 
@@ -40,39 +40,26 @@ pub(super) struct Content {
     calls: OnceLock<Vec<(String, String)>>,
     /// Its declarations, indexed on first look-up (`taint`).
     pub(super) decls: OnceLock<super::decls::Decls>,
-    /// The command's caches its body is parsed through (weak: the caches hold contents).
-    caches: Weak<HclCaches>,
+    /// The command's parse cache its body is parsed through.
+    parses: Arc<HclParses>,
 }
 
-/// What the secret trace and the readers of cell-metadata.tf and tfvars remember of HCL texts
-/// during one command: the command's, held by its `FileStore` (`FileStore::memo`) and dropped
+/// What the secret trace remembers of the stack files' texts during one command (their parses
+/// are [`HclParses`]'): the command's, held by its `FileStore` (`FileStore::memos`) and dropped
 /// with it. Cells repeat most of their stack (cluster.tf, variables.tf, the components' files
-/// are the same text in every cell), so each distinct text is checked and parsed once.
+/// are the same text in every cell), so each distinct text is checked once.
 #[derive(Default)]
 pub struct HclCaches {
     content: Mutex<ContentCache>,
-    parses: Mutex<ParseCache>,
 }
 
-/// The texts' [`Content`]s, kept from a text's second sighting (as [`ParseCache`] does): a
+/// The texts' [`Content`]s, kept from a text's second sighting (as [`HclParses`] does): a
 /// file unique to a cell (flux.tf, backend.tf) costs a hash, not a copy. Keyed by the whole
 /// text (a foldhash of it, a hit confirmed by comparing the text).
 #[derive(Default)]
 struct ContentCache {
     seen: foldhash::HashSet<u64>,
     kept: foldhash::HashMap<u64, Arc<Content>>,
-}
-
-/// Parsed bodies of the file texts seen more than once in this command. A text is kept only
-/// from its second sighting (files unique to a cell cost a hash, not a copy), but for the texts
-/// read by several checks ([`parse_kept`]: a cell's terraform.tfvars, read by the contract,
-/// the trace and the VPC check on another thread), kept from the first. Texts are hashed
-/// once, with foldhash (several times faster than SipHash on long keys); a hit is confirmed by
-/// comparing the text, so two texts with one hash are parsed each, the second not kept.
-#[derive(Default)]
-struct ParseCache {
-    seen: foldhash::HashSet<u64>,
-    bodies: foldhash::HashMap<u64, (String, Arc<Body>)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -83,7 +70,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl HclCaches {
     /// The content of the file `bytes`, shared with every earlier file of the same bytes; None
     /// when they are not UTF-8. A text met before is neither checked nor copied again.
-    fn shared_content(self: &Arc<Self>, bytes: &[u8]) -> Option<Arc<Content>> {
+    fn shared_content(&self, bytes: &[u8], parses: &Arc<HclParses>) -> Option<Arc<Content>> {
         let hash = foldhash::fast::FixedState::default().hash_one(bytes);
         let repeated = {
             let mut cache = lock(&self.content);
@@ -94,60 +81,13 @@ impl HclCaches {
             }
         };
         let text = std::str::from_utf8(bytes).ok()?.to_owned();
-        let content = Arc::new(Content::new(text, Arc::downgrade(self)));
+        let content = Arc::new(Content::new(text, parses.clone()));
         if repeated {
             let mut cache = lock(&self.content);
             return Some(cache.kept.entry(hash).or_insert(content).clone());
         }
         Some(content)
     }
-
-    /// `text` parsed through the [`ParseCache`] (successes only are kept; `first`: from the
-    /// first sighting, else from the second).
-    fn parse_shared(&self, text: &str, first: bool) -> Result<Arc<Body>, hcl_edit::parser::Error> {
-        let hash = foldhash::fast::FixedState::default().hash_one(text);
-        let repeated = {
-            let mut cache = lock(&self.parses);
-            match cache.bodies.get(&hash) {
-                Some((kept, body)) if kept == text => return Ok(body.clone()),
-                Some(_) => false,
-                None => !cache.seen.insert(hash) || first,
-            }
-        };
-        let body = Arc::new(hcl_edit::parser::parse_body(text)?);
-        if repeated {
-            lock(&self.parses)
-                .bodies
-                .entry(hash)
-                .or_insert_with(|| (text.to_string(), body.clone()));
-        }
-        Ok(body)
-    }
-}
-
-/// `text` parsed (kept for the command, see [`parse_kept`]), or edit::hcl's error for it: a
-/// cell's contract check parses its cell-metadata.tf and terraform.tfvars, then its trace
-/// reads them again.
-pub fn parse_checked(memos: &Memos, text: &str) -> Result<Arc<Body>, HclEditError> {
-    match parse_kept(memos, text) {
-        Ok(body) => Ok(body),
-        // A text that does not parse is parsed again for the error in edit::hcl's words.
-        Err(_) => Ok(Arc::new(crate::ports::edit::hcl::parse_body(text)?)),
-    }
-}
-
-/// The top-level attributes of a tfvars `text`, None when it does not parse: read line by line
-/// when it is plain `key = "literal"` lines, else from its parse (kept, see [`parse_kept`]).
-pub fn tfvars_attributes(memos: &Memos, text: &str) -> Option<Vec<tfvars::TopAttribute>> {
-    tfvars::simple_attributes(text)
-        .or_else(|| Some(tfvars::attributes_of(text, &*parse_kept(memos, text).ok()?)))
-}
-
-/// `text` parsed, or the body of the same text in the command's parse cache, where it is kept
-/// from this first parse: for a text several checks parse (a cell's terraform.tfvars and
-/// cell-metadata.tf), whatever thread parses it first.
-pub fn parse_kept(memos: &Memos, text: &str) -> Result<Arc<Body>, hcl_edit::parser::Error> {
-    memos.get::<HclCaches>().parse_shared(text, true)
 }
 
 impl Content {
@@ -155,10 +95,7 @@ impl Content {
     /// first asked for.
     pub(super) fn body(&self) -> Option<&Body> {
         self.body
-            .get_or_init(|| match self.caches.upgrade() {
-                Some(caches) => caches.parse_shared(&self.text, false).ok(),
-                None => hcl_edit::parser::parse_body(&self.text).ok().map(Arc::new),
-            })
+            .get_or_init(|| self.parses.parse_shared(&self.text, false).ok())
             .as_deref()
     }
 
@@ -177,7 +114,7 @@ impl Content {
     }
 
     /// The content of `text`, the words [`Content::may_declare`] asks about found once.
-    fn new(text: String, caches: Weak<HclCaches>) -> Content {
+    fn new(text: String, parses: Arc<HclParses>) -> Content {
         static FINDERS: OnceLock<Vec<memchr::memmem::Finder<'static>>> = OnceLock::new();
         let finders =
             FINDERS.get_or_init(|| DECLARING.iter().map(memchr::memmem::Finder::new).collect());
@@ -193,7 +130,7 @@ impl Content {
             body: OnceLock::new(),
             calls: OnceLock::new(),
             decls: OnceLock::new(),
-            caches,
+            parses,
         }
     }
 
@@ -236,17 +173,13 @@ impl File {
     /// A file of `bytes` shown as `shown` (None: not UTF-8); `share`: its content shared with
     /// every other file of the same text (false: computed for this file alone, what the cache
     /// must equal).
-    pub(super) fn new(
-        caches: &Arc<HclCaches>,
-        shown: String,
-        bytes: &[u8],
-        share: bool,
-    ) -> Option<File> {
+    pub(super) fn new(memos: &Memos, shown: String, bytes: &[u8], share: bool) -> Option<File> {
+        let parses = memos.get::<HclParses>();
         let content = if share {
-            caches.shared_content(bytes)?
+            memos.get::<HclCaches>().shared_content(bytes, &parses)?
         } else {
             let text = std::str::from_utf8(bytes).ok()?.to_owned();
-            Arc::new(Content::new(text, Arc::downgrade(caches)))
+            Arc::new(Content::new(text, parses))
         };
         Some(File { shown, content })
     }
@@ -361,7 +294,7 @@ fn load_dir(
         .filter_map(|name| {
             let bytes = read_bytes_inside(files, real_root, &crate::root::paths::join(rel, &name))?;
             let shown = crate::root::paths::join(shown_dir, &name).into_string();
-            let file = File::new(&files.memos().get::<HclCaches>(), shown, &bytes, share)?;
+            let file = File::new(files.memos(), shown, &bytes, share)?;
             // Without these words a file declares nothing a value can be read from (versions.tf,
             // backend.tf): skip parsing it.
             (file.content.words != 0).then_some(file)
@@ -471,6 +404,7 @@ fn read_tfvars(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::parsed_hcl::parse_checked;
 
     /// The line-by-line reading `may_call_module` replaces.
     fn by_lines(text: &str) -> bool {
@@ -527,7 +461,7 @@ mod tests {
         ];
         let words = DECLARING.iter().copied().chain(["terraform", ""]);
         for text in texts {
-            let file = Content::new(text.to_string(), Weak::new());
+            let file = Content::new(text.to_string(), Arc::default());
             for word in words.clone() {
                 for name in ["a", "b", "c", "d", "e", "f", "g", "aws_x", ""] {
                     let plain = text.contains(word) && (text.contains(name) || text.contains('\\'));
@@ -558,7 +492,7 @@ mod tests {
             "",
             "module",
         ] {
-            let file = Content::new(text.to_string(), Weak::new());
+            let file = Content::new(text.to_string(), Arc::default());
             assert_eq!(file.may_call_module(), by_lines(text), "{text:?}");
         }
     }
