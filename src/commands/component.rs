@@ -67,6 +67,7 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
         return Ok(());
     }
     crate::model::schema::refresh(&mut plan)?;
+    super::precheck::refuse_new_errors(&repo, &plan)?;
     super::finish(session, &plan, &[], args.dry_run)?;
     report(
         session,

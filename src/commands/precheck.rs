@@ -22,7 +22,14 @@ use crate::root::filestore::FileStore;
 use crate::writer::plan::Plan;
 
 /// Refuses `plan` when the repository it leaves has `check` errors the repository has not now.
+/// Runs before the plan is printed, so `--dry-run` shows the same refusal as the real run.
 pub fn refuse_new_errors(repo: &Repo, plan: &Plan) -> Result<()> {
+    refuse_new_errors_except(repo, plan, &[])
+}
+
+/// As [`refuse_new_errors`], but findings whose code is in `left_to_user` are the command's
+/// intended result (upgrade's conflict markers), not a reason to refuse.
+pub fn refuse_new_errors_except(repo: &Repo, plan: &Plan, left_to_user: &[&str]) -> Result<()> {
     if plan.is_empty() {
         return Ok(());
     }
@@ -63,6 +70,7 @@ pub fn refuse_new_errors(repo: &Repo, plan: &Plan) -> Result<()> {
         .into_iter()
         .filter(|f| {
             f.severity == Severity::Error
+                && !left_to_user.contains(&f.code)
                 && changed.contains(f.file.as_str())
                 && !now.contains(&key(f))
         })
