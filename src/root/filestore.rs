@@ -237,6 +237,11 @@ impl FileStore {
     }
 
     /// The root as given.
+    /// Whether a planned change is laid over the working tree (see [`FileStore::planned`]).
+    pub fn is_planned(&self) -> bool {
+        self.planned.is_some()
+    }
+
     pub fn root(&self) -> &Utf8Path {
         &self.root
     }
