@@ -167,7 +167,13 @@ fn inputs(fs: &Fs, dir: &Utf8Path, flux: &FluxFields) -> Option<Inputs> {
 mod tests {
     use super::super::{build, build_dir};
     use super::*;
-    use crate::root::source::write_for_test as write;
+
+    /// Writes a fixture file below `root`: test set-up, not the port's own file access.
+    fn write(root: &Utf8Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().expect("a file below the root")).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
 
     const LAYER: &str = "apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
