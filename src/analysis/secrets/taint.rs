@@ -242,7 +242,9 @@ impl<'w> Tracer<'w> {
             CONFIG_MAP_TYPE.to_string(),
             CONFIG_MAP_NAME.to_string(),
         );
-        let parses = self.stack_parses();
+        // Whether every stack file parses is asked only once a reference is not found: it
+        // parses every file, where the look-ups parse only those that may declare the name.
+        let mut parses: Option<bool> = None;
         for (key, value) in data.iter() {
             let name = match key {
                 ObjectKey::Ident(ident) => ident.as_str().to_string(),
@@ -250,12 +252,8 @@ impl<'w> Tracer<'w> {
                 ObjectKey::Expression(_) => continue,
             };
             let steps = self.refs(0, file, value.expr(), Some(&each));
-            let undeclared = if parses {
-                self.undeclared(&steps)
-            } else {
-                Vec::new()
-            };
-            if !undeclared.is_empty() {
+            let undeclared = self.undeclared(&steps);
+            if !undeclared.is_empty() && *parses.get_or_insert_with(|| self.stack_parses()) {
                 out.undeclared.insert(name.clone(), undeclared);
             }
             if let Some(taint) = self.search(&name, steps) {
