@@ -7,7 +7,8 @@
 //! A Git tree is listed once with `git ls-tree -r -z`; a file's contents are read when first
 //! asked for, from one `git cat-file --batch` kept open (most files of a commit are never read,
 //! or are compared by object id, see `Source::replays`). The repository is not touched and
-//! nothing is written. Paths are relative to the cellgen
+//! nothing is written to it (the external kustomize's scratch copy, `TempDirectory`, goes to
+//! the system's temporary directory). Paths are relative to the cellgen
 //! repository root (which may be a sub-directory of the Git work tree: `ls-tree` run there lists
 //! that sub-tree only, relative to it).
 

@@ -574,7 +574,7 @@ mod tests {
             std::fs::write(p, text).unwrap();
         }
         let root = Utf8Path::from_path(dir.path()).unwrap();
-        let m = load(&*crate::ports::kustomize::files::tests::Disk::new(), root).unwrap();
+        let m = load(&*crate::ports::kustomize::files::tests::Disk::files(), root).unwrap();
         (dir, m)
     }
 

@@ -9,7 +9,7 @@ use super::*;
 pub(crate) struct Disk;
 
 impl Disk {
-    pub(crate) fn new() -> Arc<dyn BuildFiles> {
+    pub(crate) fn files() -> Arc<dyn BuildFiles> {
         Arc::new(Disk)
     }
 }
@@ -99,7 +99,7 @@ fn fixture() -> (tempfile::TempDir, Utf8PathBuf) {
 #[test]
 fn recordings_nest() {
     let (_dir, root) = fixture();
-    let (outer_files, outer) = recorded(Disk::new());
+    let (outer_files, outer) = recorded(Disk::files());
     let (inner_files, inner) = recorded(outer_files.clone());
     inner_files.read(&root, &root.join("a")).unwrap();
     inner_files.kind(&root, &root.join("b")).unwrap();
@@ -121,7 +121,7 @@ fn recordings_nest() {
         matches!(&outer.reads()[2], Access::ReadDir { seen: Ok(entries), .. } if entries.len() == 1)
     );
     // A source that does not record keeps nothing: the recording is the caller's alone.
-    let (_, unused) = recorded(Disk::new());
+    let (_, unused) = recorded(Disk::files());
     Disk.read(&root, &root.join("a")).unwrap();
     assert!(unused.reads().is_empty());
 }
@@ -131,7 +131,7 @@ fn recordings_nest() {
 #[test]
 fn notes_reach_every_recording() {
     let (_dir, root) = fixture();
-    let (outer_files, outer) = recorded(Disk::new());
+    let (outer_files, outer) = recorded(Disk::files());
     let (inner_files, inner) = recorded(outer_files);
     let access = || Access::Kind {
         root: root.clone(),
