@@ -89,7 +89,7 @@ pub enum Command {
     Values(ValuesArgs),
     /// Flux's variable substitution on stdin, to stdout (variables from the environment and --from).
     Envsubst(EnvsubstArgs),
-    /// Print a shell completion script (install it as the README says).
+    /// Print a shell completion script (install it as docs/reference.md, "Shell completions and man pages", says).
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per subcommand with --out-dir.
     Man(ManArgs),

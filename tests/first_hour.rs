@@ -552,3 +552,71 @@ fn writing_commands_report_as_json() {
         assert!(help.contains("--format <FORMAT>"), "{command:?}");
     }
 }
+
+#[test]
+fn new_refuses_a_cell_whose_stack_lacks_what_a_key_refers_to() {
+    let dir = new_repo(&[PROD]);
+    std::fs::write(
+        dir.path().join("terraform/cells/eu-west-2-prod/queue.tf"),
+        "resource \"aws_sqs_queue\" \"jobs\" {\n  name = \"jobs\"\n}\n",
+    )
+    .unwrap();
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args([
+            "key",
+            "add",
+            "jobs_queue_url",
+            "--terraform",
+            "aws_sqs_queue.jobs.url",
+            "--example",
+            "https://sqs.example.com/jobs",
+            "--description",
+            "the jobs queue",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let before = tree_hash(dir.path());
+    // The new cell's cell-metadata.tf would refer to a queue its own stack does not declare:
+    // refused, dry run or not, with check's finding, and nothing written.
+    for dry in [true, false] {
+        let mut cmd = cellgen();
+        cmd.arg("-C").arg(dir.path()).args(["new", DEV]);
+        if dry {
+            cmd.arg("--dry-run");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("nothing was written")
+                && err.contains("error[undeclared-reference]")
+                && err.contains("terraform/cells/ap-southeast-2-dev/cell-metadata.tf"),
+            "{err}"
+        );
+        assert!(!stdout(&out).contains("+++"), "{}", stdout(&out));
+        assert_tree_unchanged(&before, &tree_hash(dir.path()), "refused new");
+    }
+}
+
+#[test]
+fn remove_cell_is_not_refused_for_the_cell_it_removes() {
+    let dir = new_repo(&[PROD, DEV]);
+    let out = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .args(["remove-cell", DEV, "--terraform-destroyed"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!dir.path().join("cells").join(DEV).exists());
+    let check = cellgen()
+        .arg("-C")
+        .arg(dir.path())
+        .arg("check")
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stdout(&check));
+}

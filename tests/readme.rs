@@ -479,3 +479,55 @@ fn the_readme_is_short_and_its_first_screen_is_for_users() {
         assert!(!text.contains(moved), "README.md still has {moved}");
     }
 }
+
+/// Every section a message, template or comment names (`docs/reference.md, "Heading"`, or the
+/// old `README: Heading` form) is a heading of that file: a section that moved leaves no
+/// pointer to nowhere (issue 21).
+#[test]
+fn every_section_a_message_names_is_a_heading_of_its_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let named = regex::Regex::new(
+        r#"(README(?:\.md)?|docs/[\w/-]+\.md)(?:, \\?"([^"\\]+)\\?"|: ([A-Z][^).\n]*))"#,
+    )
+    .unwrap();
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("src"), root.join("templates")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    let mut seen = 0;
+    let mut missing = Vec::new();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for caps in named.captures_iter(&text) {
+            let doc = match &caps[1] {
+                "README" => "README.md",
+                other => other,
+            };
+            let heading = caps.get(2).or(caps.get(3)).unwrap().as_str().trim();
+            seen += 1;
+            let doc_text = std::fs::read_to_string(root.join(doc)).unwrap_or_default();
+            let found = doc_text.lines().any(|line| {
+                line.starts_with('#') && line.trim_start_matches('#').trim() == heading
+            });
+            if !found {
+                missing.push(format!("{}: {doc}, \"{heading}\"", file.display()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "sections named but not headings:\n{}",
+        missing.join("\n")
+    );
+    assert!(seen >= 4, "the pattern found only {seen} named sections");
+}

@@ -67,6 +67,9 @@ pub fn remove(session: &mut Session, args: RemoveComponentArgs) -> Result<()> {
         return Ok(());
     }
     crate::model::schema::refresh(&mut plan)?;
+    // No precheck here: removal gives back the user's own text (a `components: ~` that Flux
+    // reads as empty but `check` rejects), and what it can break lies in files it does not
+    // write, which the precheck does not look at (issue 21).
     super::finish(session, &plan, &[], args.dry_run)?;
     report(
         session,

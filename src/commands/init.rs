@@ -129,6 +129,7 @@ fn existing_repository(session: &mut Session, root: &Utf8Path, args: &InitArgs) 
             ));
         }
     }
+    super::precheck::refuse_new_errors(&repo, &plan)?;
     super::finish_with_notes(session, &plan, &[], args.dry_run, &notes)
 }
 

@@ -19,7 +19,7 @@ use crate::ports::templates::Templates;
 use crate::writer::plan::Plan;
 
 pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
-    let (mut plan, config, kept_scaffold) = match Repo::find_root(&session.start) {
+    let (mut plan, config, kept_scaffold, existing_repo) = match Repo::find_root(&session.start) {
         Some(root) => {
             let repo = Repo::open(&root)?;
             for (flag, given) in [
@@ -63,8 +63,9 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
             }
             (
                 Plan::new(&root, crate::model::repo::read_by_flux),
-                repo.config,
+                repo.config.clone(),
                 None,
+                Some(repo),
             )
         }
         None => {
@@ -74,7 +75,7 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
             let kept = setup::plan_scaffold(session, &args.repo, &mut plan)?;
             let text = plan.read(CONFIG_FILE)?.unwrap_or_default();
             let config = Config::parse(&text, Utf8Path::new(CONFIG_FILE))?;
-            (plan, config, Some(kept))
+            (plan, config, Some(kept), None)
         }
     };
 
@@ -194,6 +195,11 @@ pub fn run(session: &mut Session, args: NewArgs) -> Result<()> {
         why: why.clone(),
         edited: why.clone(),
     }));
+    // Only an existing repository's hand edits (its contract, a shared layer) can make the new
+    // cell fail `check`; a fresh scaffold is cellgen's own output, which the tests check whole.
+    if let Some(repo) = &existing_repo {
+        super::precheck::refuse_new_errors(repo, &plan)?;
+    }
     super::finish(session, &plan, &kept, args.dry_run)?;
     if existing.is_some() && !wanted.is_empty() && !args.dry_run {
         crate::say!(

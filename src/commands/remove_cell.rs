@@ -124,5 +124,6 @@ pub fn run(session: &mut Session, args: RemoveCellArgs) -> Result<()> {
             cell.name
         ));
     }
+    super::precheck::refuse_new_errors(&repo, &plan)?;
     super::finish_with_notes(session, &plan, &[], args.dry_run, &notes)
 }

@@ -14,6 +14,14 @@ pub fn run(session: &mut Session, args: UpgradeArgs) -> Result<ExitCode> {
     let report = upgrade::plan(&mut plan, &args.cells)?;
     // With nothing to write the report's own first line says so (not "Nothing to change." and
     // then "Upgraded").
+    // Conflicted files are left on purpose for the user to resolve (the summary below says so):
+    // what fails in them is expected; any other error the upgrade would write refuses it.
+    let conflicted: Vec<_> = report
+        .conflicts()
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    super::precheck::refuse_new_errors_except(&repo, &plan, &conflicted)?;
     if !plan.is_empty() {
         super::finish(session, &plan, &[], args.dry_run)?;
     }

@@ -78,14 +78,9 @@ fn after_url(text: &str, line: &str) -> Option<String> {
             .iter()
             .take_while(|l| l.starts_with([' ', '\t']) || l.trim().is_empty())
             .position(|l| l.trim_start().starts_with("url:"))?;
-    let indent = lines[at].len() - lines[at].trim_start().len();
-    let mut out: String = lines[..=at].concat();
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&format!("{}{line}\n", " ".repeat(indent)));
-    out.push_str(&lines[at + 1..].concat());
-    Some(out)
+    Some(crate::ports::edit::text::insert_line_after(
+        &lines, at, line,
+    ))
 }
 
 #[cfg(test)]

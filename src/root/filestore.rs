@@ -236,6 +236,11 @@ impl FileStore {
         &self.memos
     }
 
+    /// Whether a planned change is laid over the working tree (see [`FileStore::planned`]).
+    pub fn is_planned(&self) -> bool {
+        self.planned.is_some()
+    }
+
     /// The root as given.
     pub fn root(&self) -> &Utf8Path {
         &self.root

@@ -156,7 +156,7 @@ fn destroy_never_commits_and_refuses_while_anything_would_outlive_the_cluster() 
     assert_eq!(exec["environment"]["CLUSTER"], "${self.input.cluster}");
     let script = exec["command"].as_str().unwrap().replace("$${", "${");
     assert!(
-        script.contains("'Suspend the flux-system Kustomization, then delete apps, then configs, then controllers, waiting for each (README: Tearing a cell down).'"),
+        script.contains("'Suspend the flux-system Kustomization, then delete apps, then configs, then controllers, waiting for each (docs/reference.md, \"Tearing a cell down\").'"),
         "{script}"
     );
 

@@ -58,6 +58,29 @@ pub fn run_observed(
     run_reading(repo, catalog, options, &files, on_cell)
 }
 
+/// The cells a planned change leaves: `cells/`'s directories with the plan laid over them, so a
+/// cell `new` adds is checked and one `remove-cell` empties is not (the disk still lists it).
+fn planned_cells(files: &FileStore) -> Vec<String> {
+    let cells = crate::model::repo::CELLS_DIR;
+    let listing = files.list(camino::Utf8Path::new(cells));
+    let mut names: Vec<String> = listing
+        .entries()
+        .filter(|(_, kind)| matches!(kind, Ok(crate::root::paths::Kind::Dir)))
+        .filter_map(|(name, _)| name.to_str())
+        .filter(|name| !name.starts_with('.'))
+        .filter(|name| {
+            files
+                .list(&camino::Utf8Path::new(cells).join(name))
+                .names()
+                .next()
+                .is_some()
+        })
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names
+}
+
 /// `run_observed`, the repository's files read through `files` (whose counters then tell what
 /// the check opened).
 pub fn run_reading(
@@ -67,7 +90,10 @@ pub fn run_reading(
     files: &Arc<FileStore>,
     on_cell: OnCell<'_>,
 ) -> Result<Report, CellgenError> {
-    let all = repo.cells()?;
+    let all = match files.is_planned() {
+        true => planned_cells(files),
+        false => repo.cells()?,
+    };
     for name in &options.cells {
         if !all.contains(name) {
             return Err(CellgenError::UnknownCell {

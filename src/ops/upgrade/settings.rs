@@ -431,14 +431,9 @@ fn insert_under(text: &str, parent: &str, field: &str, line: &str) -> Option<Str
         }
     }
     let at = at?;
-    let indent = lines[at].len() - lines[at].trim_start().len();
-    let mut out: String = lines[..=at].concat();
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&format!("{}{line}\n", " ".repeat(indent)));
-    out.push_str(&lines[at + 1..].concat());
-    Some(out)
+    Some(crate::ports::edit::text::insert_line_after(
+        &lines, at, line,
+    ))
 }
 
 #[cfg(test)]

@@ -27,6 +27,19 @@ pub fn indent_at(text: &str, offset: usize) -> usize {
     text[start..].bytes().take_while(|b| *b == b' ').count()
 }
 
+/// `lines` (each with its line break) joined, `line` inserted after line `at` at that line's
+/// indentation.
+pub fn insert_line_after(lines: &[&str], at: usize, line: &str) -> String {
+    let indent = lines[at].len() - lines[at].trim_start().len();
+    let mut out: String = lines[..=at].concat();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("{}{line}\n", " ".repeat(indent)));
+    out.push_str(&lines[at + 1..].concat());
+    out
+}
+
 /// Replaces `range` of `text` with `with`.
 pub fn splice(text: &str, range: std::ops::Range<usize>, with: &str) -> String {
     let mut out = String::with_capacity(text.len() + with.len());
