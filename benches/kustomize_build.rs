@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cellgen::ports::kustomize::{FluxFields, Mode, Repo, build};
+use cellgen::root::source::Source;
 
 /// CPU time of this process (user + system), where the platform tells it.
 fn cpu_time() -> Option<Duration> {
@@ -111,6 +112,7 @@ fn main() {
         layers()
             .map(|(i, layer)| {
                 build(
+                    Source::disk(root).files(),
                     root,
                     &format!("cells/c{i}/{layer}"),
                     &components(layer),
@@ -124,7 +126,7 @@ fn main() {
     eprintln!("({n} objects from {bytes} bytes of input)");
     // What check does: the repository opened once (its .sourceignore rules read once), each
     // layer built with the fields of a Flux Kustomization.
-    let repo = Repo::open(root).unwrap();
+    let repo = Repo::open(root, Source::disk(root).files()).unwrap();
     measure(
         "600 native builds, one Repo, as Flux Kustomizations",
         || {
@@ -153,6 +155,7 @@ fn main() {
             || {
                 for (i, layer) in layers().take(30) {
                     cellgen::ports::kustomize::external_output(
+                        Source::disk(root).files(),
                         root,
                         &format!("cells/c{i}/{layer}"),
                         &components(layer),

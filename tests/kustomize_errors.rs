@@ -3,8 +3,20 @@
 
 use std::path::{Path, PathBuf};
 
-use cellgen::ports::kustomize::{BuildError, Mode, build};
+use cellgen::ports::kustomize::{self, BuildError, Mode, Resource};
+use cellgen::root::source::Source;
 use serde_json::Value;
+
+/// The builder over the working tree at `root`, read through the file layer as cellgen's
+/// commands read it.
+fn build(
+    root: &camino::Utf8Path,
+    path: &str,
+    components: &[String],
+    mode: Mode,
+) -> Result<Vec<Resource>, BuildError> {
+    kustomize::build(Source::disk(root).files(), root, path, components, mode)
+}
 
 fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,19 @@
 
 use std::path::Path;
 
-use cellgen::ports::kustomize::{BuildError, MAX_NESTING, Mode, build};
+use cellgen::ports::kustomize::{self, BuildError, MAX_NESTING, Mode, Resource};
+use cellgen::root::source::Source;
+
+/// The builder over the working tree at `root`, read through the file layer as cellgen's
+/// commands read it.
+fn build(
+    root: &camino::Utf8Path,
+    path: &str,
+    components: &[String],
+    mode: Mode,
+) -> Result<Vec<Resource>, BuildError> {
+    kustomize::build(Source::disk(root).files(), root, path, components, mode)
+}
 
 #[path = "support/mod.rs"]
 mod support;

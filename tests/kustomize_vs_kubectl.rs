@@ -9,8 +9,20 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cellgen::ports::kustomize::{Mode, Resource, build};
+use cellgen::ports::kustomize::{self, BuildError, Mode, Resource};
+use cellgen::root::source::Source;
 use serde_json::Value;
+
+/// The builder over the working tree at `root`, read through the file layer as cellgen's
+/// commands read it.
+fn build(
+    root: &camino::Utf8Path,
+    path: &str,
+    components: &[String],
+    mode: Mode,
+) -> Result<Vec<Resource>, BuildError> {
+    kustomize::build(Source::disk(root).files(), root, path, components, mode)
+}
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kustomize")
@@ -173,7 +185,12 @@ fn check(case: &Case, path: &str, components: &[String]) -> Option<String> {
     };
     // kubectl runs on the kustomization Flux would build (components appended, or the
     // generated kustomization); its output must be the native one, byte for byte.
-    match cellgen::ports::kustomize::external_output(&case.root, path, components) {
+    match kustomize::external_output(
+        Source::disk(&case.root).files(),
+        &case.root,
+        path,
+        components,
+    ) {
         Ok(text) => {
             let mine = as_kubectl_text(&native);
             if mine == text {

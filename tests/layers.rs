@@ -618,34 +618,8 @@ fn circles(n: usize, edges: &[Edge]) -> Vec<Vec<usize>> {
 
 /// Imports that still breach the layers, each with why it is not fixed yet (work under way in
 /// parallel on the same files). Listed here, not hidden: each must still exist (a stale entry
-/// fails, so it is removed when fixed), and no other import may join them.
-const PENDING: &[(&str, &str, &str)] = &[
-    (
-        "src/ports/kustomize/fsroot.rs",
-        "src/root/disk.rs",
-        "kustomize canonicalizes its root through root's disk until the port defines the trait root implements",
-    ),
-    (
-        "src/ports/kustomize/external.rs",
-        "src/root/disk.rs",
-        "kubectl's scratch copy is written through root's disk until the port defines that trait",
-    ),
-    (
-        "src/ports/kustomize/fsroot.rs",
-        "src/root/source.rs",
-        "kustomize reads through root's Source until the port defines the trait root implements",
-    ),
-    (
-        "src/ports/kustomize/mod.rs",
-        "src/root/source.rs",
-        "as above (Repo::open_source)",
-    ),
-    (
-        "src/ports/kustomize/sourceignore.rs",
-        "src/root/source.rs",
-        "as above (.sourceignore files read through Source)",
-    ),
-];
+/// fails, so it is removed when fixed), and no other import may join them. None is left.
+const PENDING: &[(&str, &str, &str)] = &[];
 
 /// Every breach of the layering, one line each.
 fn breaches(root: &Path) -> Vec<String> {

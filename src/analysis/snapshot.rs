@@ -20,9 +20,10 @@ use crate::model::config::{CONFIG_FILE, Config};
 use crate::model::repo::{CELLS_DIR, Repo};
 use crate::ports::kustomize::Mode;
 use crate::ports::kustomize::Resource;
+use crate::ports::kustomize::files::BuildFiles;
 use crate::ports::templates::Templates;
 use crate::root::memos::Memos;
-use crate::root::source::{Access, GitTree, Source};
+use crate::root::source::{Access, GitTree, Source, read_text};
 
 /// The name the cell directory's own objects are listed under (what the bootstrap Kustomization
 /// applies, layers' Flux Kustomizations included).
@@ -209,11 +210,11 @@ impl Snapshot {
     /// of it).
     fn sample_from(
         &self,
-        source: &Source,
+        source: &dyn BuildFiles,
         cell: &str,
         components: &BTreeSet<String>,
     ) -> BTreeMap<String, String> {
-        let read = |rel: &Utf8Path| source.read_text(&self.root, rel);
+        let read = |rel: &Utf8Path| read_text(source, &self.root, rel);
         // Secret findings are `check`'s; the sample does not depend on them.
         let trace = crate::analysis::secrets::Traced::default;
         let mut ignored = Vec::new();
@@ -291,7 +292,7 @@ impl Snapshot {
             Some(sample) => (sample, None),
             None if cache.records() => {
                 let (source, recorder) = self.source.recorded();
-                let sample = self.sample_from(&source, cell, &components);
+                let sample = self.sample_from(&*source, cell, &components);
                 (sample, Some((components, recorder.reads())))
             }
             None => (self.sample(cell, &components), None),

@@ -1,11 +1,14 @@
 //! Where the builder's files come from: the working tree on disk, or a Git tree held in memory
-//! (`cellgen diff` renders a commit without checking it out). `Fs` reads only through this, so a
-//! build at a commit runs exactly the code a build of the working tree runs.
+//! (`cellgen diff` renders a commit without checking it out). [`Source`] implements the kustomize
+//! port's `BuildFiles` (the port names what it reads, this layer answers it), and a build reads
+//! only through that, so a build at a commit runs exactly the code a build of the working tree
+//! runs.
 //!
 //! A Git tree is listed once with `git ls-tree -r -z`; a file's contents are read when first
 //! asked for, from one `git cat-file --batch` kept open (most files of a commit are never read,
 //! or are compared by object id, see `Source::replays`). The repository is not touched and
-//! nothing is written. Paths are relative to the cellgen
+//! nothing is written to it (the external kustomize's scratch copy, `TempDirectory`, goes to
+//! the system's temporary directory). Paths are relative to the cellgen
 //! repository root (which may be a sub-directory of the Git work tree: `ls-tree` run there lists
 //! that sub-tree only, relative to it).
 
@@ -17,8 +20,11 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::ports::kustomize::files::{self, BuildFiles, Scratch, io_error, sorted};
+use crate::root::disk;
 use crate::root::filestore::FileStore;
 
+pub use crate::ports::kustomize::files::{Access, IoError, Recorder};
 pub use crate::root::paths::Kind;
 
 /// The files of one commit: listed in memory, read on demand.
@@ -283,31 +289,13 @@ fn object_id(bytes: &[u8], hex_len: usize) -> Option<String> {
     Some(digest.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Where `Fs` reads from.
+/// Where a build reads from (as the kustomize port's `BuildFiles`).
 #[derive(Debug, Clone)]
 pub enum Source {
     /// The working tree, each file read once (shared with the command's other readers).
     Disk(Arc<FileStore>),
     /// A commit's tree, in memory.
     Tree(Arc<GitTree>),
-    /// Another source, every read through this one also written to the recorder (see
-    /// [`Source::recorded`]).
-    Recorded(Arc<Source>, Arc<Recorder>),
-}
-
-/// The reads made through a [`Source::recorded`] source, in order: what one build or one
-/// sample read, for a cache of another source to replay ([`Source::replays`]). Held by the
-/// caller for that one build: nothing is recorded anywhere else.
-#[derive(Debug, Default)]
-pub struct Recorder {
-    reads: Mutex<Vec<Access>>,
-}
-
-impl Recorder {
-    /// What was read so far.
-    pub fn reads(&self) -> Vec<Access> {
-        self.reads.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
 }
 
 impl Source {
@@ -316,41 +304,15 @@ impl Source {
         Source::Disk(Arc::new(FileStore::new(root)))
     }
 
+    /// This source as a build reads it.
+    pub fn files(&self) -> Arc<dyn BuildFiles> {
+        Arc::new(self.clone())
+    }
+
     /// This source, each read through the copy also kept by the recorder returned with it
-    /// (a recorded source's reads reach its own recorder too: recordings nest).
-    pub fn recorded(&self) -> (Source, Arc<Recorder>) {
-        let recorder = Arc::new(Recorder::default());
-        (
-            Source::Recorded(Arc::new(self.clone()), recorder.clone()),
-            recorder,
-        )
-    }
-
-    /// Adds `access` to this source's recording, if it records: for answers a caller
-    /// remembers instead of asking again (`Fs` knows which directories hold no link).
-    pub fn note(&self, access: impl FnOnce() -> Access) {
-        if let Source::Recorded(..) = self {
-            self.note_made(access());
-        }
-    }
-
-    fn note_made(&self, access: Access) {
-        if let Source::Recorded(inner, recorder) = self {
-            inner.note_made(access.clone());
-            recorder
-                .reads
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(access);
-        }
-    }
-
-    /// The source under any recording.
-    fn base(&self) -> &Source {
-        match self {
-            Source::Recorded(inner, _) => inner.base(),
-            other => other,
-        }
+    /// (see `kustomize::files::recorded`).
+    pub fn recorded(&self) -> (Arc<dyn BuildFiles>, Arc<Recorder>) {
+        files::recorded(self.files())
     }
 }
 
@@ -428,124 +390,44 @@ fn relative<'a>(root: &Utf8Path, abs: &'a Utf8Path) -> Cow<'a, Utf8Path> {
     }
 }
 
-/// One read a build made through a [`Source`], and what it saw. A build reads nothing else
-/// (the kustomize code reads only through `Fs`, and `Fs` only through `Source`), so a build
-/// whose reads all answer the same on another source builds the same there: `cellgen diff`
-/// builds an unchanged layer once for the base and the working tree (`render::BuildCache`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Access {
-    Kind {
-        root: Utf8PathBuf,
-        abs: Utf8PathBuf,
-        seen: Result<Kind, IoError>,
-    },
-    Read {
-        root: Utf8PathBuf,
-        abs: Utf8PathBuf,
-        seen: Result<Vec<u8>, IoError>,
-    },
-    /// Entries sorted by name (the disk lists them in no fixed order).
-    ReadDir {
-        root: Utf8PathBuf,
-        abs: Utf8PathBuf,
-        seen: Result<Vec<(OsString, Kind)>, IoError>,
-    },
-}
-
-/// An I/O error as a build reports it: its kind and message.
-pub type IoError = (io::ErrorKind, String);
-
-fn io_error(e: impl std::borrow::Borrow<io::Error>) -> IoError {
-    let e = e.borrow();
-    (e.kind(), e.to_string())
-}
-
-fn sorted(mut entries: Vec<(OsString, Kind)>) -> Vec<(OsString, Kind)> {
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    entries
-}
-
 impl Source {
-    /// Whether every read of `log` answers the same on this source.
+    /// Whether every read of `log` (a recording of a build or a sample, see
+    /// `kustomize::files::recorded`) answers the same on this source: a build reads nothing
+    /// else, so it builds the same here.
     pub fn replays(&self, log: &[Access]) -> bool {
-        let this = self.base();
         log.iter().all(|access| match access {
-            Access::Kind { root, abs, seen } => {
-                this.kind_unrecorded(root, abs).map_err(io_error) == *seen
-            }
-            Access::Read { root, abs, seen } => match this {
+            Access::Kind { root, abs, seen } => self.kind(root, abs).map_err(io_error) == *seen,
+            Access::Read { root, abs, seen } => match self {
                 // Compared in place: the tree is in memory.
                 Source::Tree(tree) if seen.is_ok() => {
                     tree.holds(&relative(root, abs), seen.as_deref().unwrap_or_default())
                 }
                 _ => {
-                    let now = this.read_unrecorded(root, abs).map_err(io_error);
+                    let now = self.read(root, abs).map_err(io_error);
                     now.as_deref() == seen.as_deref()
                 }
             },
             Access::ReadDir { root, abs, seen } => {
-                this.read_dir_unrecorded(root, abs)
-                    .map(sorted)
-                    .map_err(io_error)
-                    == *seen
+                self.list(root, abs).map(sorted).map_err(io_error) == *seen
             }
         })
-    }
-
-    /// What `abs` (under `root`) is, without following a symbolic link.
-    pub fn kind(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
-        let out = self.kind_unrecorded(root, abs);
-        self.note(|| Access::Kind {
-            root: root.to_path_buf(),
-            abs: abs.to_path_buf(),
-            seen: out.as_ref().map(|k| *k).map_err(io_error),
-        });
-        out
     }
 
     /// [`Source::kind`] of a directory on the way to a path: the disk's store asks `lstat`
     /// rather than opening it, since nothing of it is read.
     pub fn kind_on_the_way(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
-        let out = match self {
+        match self {
             Source::Disk(files) => match files.relative(abs) {
                 Some(rel) => files.lstat(rel),
                 None => disk_kind(abs),
             },
-            Source::Tree(_) => self.kind_unrecorded(root, abs),
-            Source::Recorded(inner, _) => inner.base().kind_on_the_way(root, abs),
-        };
-        self.note(|| Access::Kind {
-            root: root.to_path_buf(),
-            abs: abs.to_path_buf(),
-            seen: out.as_ref().map(|k| *k).map_err(io_error),
-        });
-        out
+            Source::Tree(_) => self.kind(root, abs),
+        }
     }
 
-    pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
-        let out = self.read_unrecorded(root, abs);
-        self.note(|| Access::Read {
-            root: root.to_path_buf(),
-            abs: abs.to_path_buf(),
-            seen: out.as_ref().map(Clone::clone).map_err(io_error),
-        });
-        out
-    }
-
-    /// The entries of directory `abs`, unsorted for the disk.
-    pub fn list(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
-        let out = self.read_dir_unrecorded(root, abs);
-        self.note(|| Access::ReadDir {
-            root: root.to_path_buf(),
-            abs: abs.to_path_buf(),
-            seen: out.as_ref().map(|e| sorted(e.clone())).map_err(io_error),
-        });
-        out
-    }
-
-    fn kind_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
+    /// What `abs` (under `root`) is, without following a symbolic link.
+    pub fn kind(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
         match self {
-            Source::Recorded(..) => self.base().kind_unrecorded(root, abs),
             Source::Disk(files) => match files.relative(abs) {
                 Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
                 Some(rel) => files.kind(rel),
@@ -561,9 +443,8 @@ impl Source {
         }
     }
 
-    fn read_unrecorded(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
+    pub fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
         match self {
-            Source::Recorded(..) => self.base().read_unrecorded(root, abs),
             Source::Disk(files) => match files.relative(abs) {
                 Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
                 Some(rel) => files.read(rel).map(|bytes| bytes.as_ref().clone()),
@@ -573,13 +454,9 @@ impl Source {
         }
     }
 
-    fn read_dir_unrecorded(
-        &self,
-        root: &Utf8Path,
-        abs: &Utf8Path,
-    ) -> io::Result<Vec<(OsString, Kind)>> {
+    /// The entries of directory `abs`, unsorted for the disk.
+    pub fn list(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
         match self {
-            Source::Recorded(..) => self.base().read_dir_unrecorded(root, abs),
             Source::Disk(files) => match files.relative(abs) {
                 Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
                 Some(rel) if is_submodule(files, rel) => Ok(Vec::new()),
@@ -598,11 +475,7 @@ impl Source {
 
     /// A repository file (`rel` to `root`) as text, when it is a regular UTF-8 file.
     pub fn read_text(&self, root: &Utf8Path, rel: &Utf8Path) -> Option<String> {
-        let abs = root.join(rel);
-        if self.kind(root, &abs).ok()? != Kind::File {
-            return None;
-        }
-        String::from_utf8(self.read(root, &abs).ok()?).ok()
+        read_text(self, root, rel)
     }
 
     /// The sub-directories of `rel` (names not starting with a dot), sorted.
@@ -619,6 +492,77 @@ impl Source {
             .collect();
         names.sort();
         names
+    }
+}
+
+/// A repository file (`rel` to `root`) as text, when it is a regular UTF-8 file, read through
+/// `files` (a source, or a recording of one).
+pub fn read_text(files: &dyn BuildFiles, root: &Utf8Path, rel: &Utf8Path) -> Option<String> {
+    let abs = root.join(rel);
+    if files.kind(root, &abs).ok()? != Kind::File {
+        return None;
+    }
+    String::from_utf8(files.read(root, &abs).ok()?).ok()
+}
+
+impl BuildFiles for Source {
+    fn canonical_root(&self, root: &Utf8Path) -> io::Result<Utf8PathBuf> {
+        // The store of the command's other readers has it already.
+        if let Source::Disk(files) = self
+            && files.root() == root
+            && let Some(canonical) = files.canonical_root()
+        {
+            return Ok(canonical.to_path_buf());
+        }
+        let canonical = disk::canonicalize(root)?;
+        Ok(Utf8PathBuf::from_path_buf(canonical).unwrap_or_else(|_| root.to_path_buf()))
+    }
+
+    fn kind(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
+        Source::kind(self, root, abs)
+    }
+
+    fn kind_on_the_way(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Kind> {
+        Source::kind_on_the_way(self, root, abs)
+    }
+
+    fn read(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<u8>> {
+        Source::read(self, root, abs)
+    }
+
+    fn list(&self, root: &Utf8Path, abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
+        Source::list(self, root, abs)
+    }
+
+    fn scratch(&self) -> &dyn Scratch {
+        &TempDirectory
+    }
+}
+
+/// The external kustomize's scratch copy (`kustomize::external`: the files one build reads, in a
+/// private directory of the system's temporary directory, removed when the build is done) and
+/// its PATH lookup, through `disk` like every other file access of cellgen.
+struct TempDirectory;
+
+impl Scratch for TempDirectory {
+    fn is_file(&self, path: &std::path::Path) -> bool {
+        disk::is_file(path)
+    }
+
+    fn create_private_dir(&self, dir: &Utf8Path) -> io::Result<()> {
+        disk::create_private_dir(dir)
+    }
+
+    fn create_dir_all(&self, dir: &Utf8Path) -> io::Result<()> {
+        disk::create_dir_all(dir)
+    }
+
+    fn write(&self, file: &Utf8Path, bytes: &[u8]) -> io::Result<()> {
+        disk::write(file, bytes)
+    }
+
+    fn remove_dir_all(&self, dir: &Utf8Path) -> io::Result<()> {
+        disk::remove_dir_all(dir)
     }
 }
 
@@ -689,22 +633,5 @@ mod tests {
             assert_eq!(tree.read(&root, &root.join("b.yaml")).unwrap(), b"b: 1\n");
             assert!(t.reader.lock().unwrap().is_some());
         }
-    }
-
-    /// Reads inside a recording are seen by an enclosing one too.
-    #[test]
-    fn recordings_nest() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = Utf8Path::from_path(dir.path()).unwrap();
-        std::fs::write(root.join("a"), "x").unwrap();
-        let (outer_source, outer) = Source::disk(root).recorded();
-        let (inner_source, inner) = outer_source.recorded();
-        inner_source.read(root, &root.join("a")).unwrap();
-        assert_eq!(inner.reads().len(), 1);
-        assert_eq!(inner.reads(), outer.reads());
-        // A source that does not record keeps nothing: the recording is the caller's alone.
-        let (_, unused) = Source::disk(root).recorded();
-        Source::disk(root).read(root, &root.join("a")).unwrap();
-        assert!(unused.reads().is_empty());
     }
 }

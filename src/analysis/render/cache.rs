@@ -97,8 +97,8 @@ impl BuildCache {
             .and_then(|other| other.repo.as_ref().ok())
             .map(Repo::caches);
         let repo = match caches {
-            Some(caches) => Repo::open_sharing(root, source.clone(), caches),
-            None => Repo::open_source(root, source.clone()),
+            Some(caches) => Repo::open_sharing(root, source.files(), caches),
+            None => Repo::open(root, source.files()),
         };
         let shared = shared.filter(|other| {
             other.mode == mode

@@ -6,28 +6,34 @@
 //! artifact has it. The kustomization at `spec.path` is the one kustomize-controller writes
 //! there (the Flux Kustomization's fields written into it, or generated when missing; see
 //! `flux_generate`), written into the copy. The repository is never written to.
+//!
+//! The copy, and the lookup of the tool on PATH, go through the [`Scratch`] the repository was
+//! opened with (the file layer's, `root::source`): the port touches no file itself.
 
-use crate::root::disk;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::process::Command;
 
 use super::closure::Closure;
+use super::files::Scratch;
 use super::flux_generate::{self, FluxFields};
 use super::fsroot::{Entry, Fs};
 use super::{BuildError, Resource, load};
 
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| crate::root::disk::is_file(d.join(tool)))
-    })
+fn on_path(scratch: &dyn Scratch, tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| scratch.is_file(&d.join(tool))))
 }
 
-fn command_for(dir: &Utf8Path, shown_dir: &Utf8Path) -> Result<(Command, String), BuildError> {
-    let (mut cmd, shown) = if on_path("kustomize") {
+fn command_for(
+    scratch: &dyn Scratch,
+    dir: &Utf8Path,
+    shown_dir: &Utf8Path,
+) -> Result<(Command, String), BuildError> {
+    let (mut cmd, shown) = if on_path(scratch, "kustomize") {
         let mut c = Command::new("kustomize");
         c.arg("build");
         (c, "kustomize build")
-    } else if on_path("kubectl") {
+    } else if on_path(scratch, "kubectl") {
         let mut c = Command::new("kubectl");
         c.arg("kustomize");
         (c, "kubectl kustomize")
@@ -51,10 +57,13 @@ fn command_for(dir: &Utf8Path, shown_dir: &Utf8Path) -> Result<(Command, String)
 }
 
 /// A temporary directory removed on drop.
-struct TempDir(Utf8PathBuf);
+struct TempDir<'a> {
+    path: Utf8PathBuf,
+    scratch: &'a dyn Scratch,
+}
 
-impl TempDir {
-    fn new() -> Result<Self, BuildError> {
+impl<'a> TempDir<'a> {
+    fn new(scratch: &'a dyn Scratch) -> Result<Self, BuildError> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -76,8 +85,8 @@ impl TempDir {
                 "cellgen-kustomize-{}-{nanos}-{n}",
                 std::process::id()
             ));
-            match disk::create_private_dir(&p) {
-                Ok(()) => return Ok(TempDir(p)),
+            match scratch.create_private_dir(&p) {
+                Ok(()) => return Ok(TempDir { path: p, scratch }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {}
                 Err(source) => return Err(BuildError::Io { path: p, source }),
             }
@@ -86,9 +95,9 @@ impl TempDir {
     }
 }
 
-impl Drop for TempDir {
+impl Drop for TempDir<'_> {
     fn drop(&mut self) {
-        let _ = disk::remove_dir_all(&self.0);
+        let _ = self.scratch.remove_dir_all(&self.path);
     }
 }
 
@@ -103,15 +112,19 @@ fn copy_files(
         let rel = f.strip_prefix(&fs.root).unwrap_or(f);
         let dst = to.join(rel);
         if let Some(parent) = dst.parent() {
-            disk::create_dir_all(parent).map_err(|source| BuildError::Io {
-                path: parent.to_path_buf(),
+            fs.scratch()
+                .create_dir_all(parent)
+                .map_err(|source| BuildError::Io {
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+        }
+        fs.scratch()
+            .write(&dst, &fs.read_bytes(f)?)
+            .map_err(|source| BuildError::Io {
+                path: rel.to_path_buf(),
                 source,
             })?;
-        }
-        disk::write(&dst, fs.read_bytes(f)?).map_err(|source| BuildError::Io {
-            path: rel.to_path_buf(),
-            source,
-        })?;
     }
     Ok(())
 }
@@ -134,33 +147,37 @@ pub fn build_text(fs: &Fs, path: &str, flux: &FluxFields) -> Result<(String, Str
         let abs = fs.resolve(&dir, c, &listed_in)?;
         closure.dir(&abs, false, &listed_in)?;
     }
-    let tmp = TempDir::new()?;
-    copy_files(fs, &closure.files, &tmp.0)?;
+    let tmp = TempDir::new(fs.scratch())?;
+    copy_files(fs, &closure.files, &tmp.path)?;
     let rel = dir
         .strip_prefix(&fs.root)
         .unwrap_or(Utf8Path::new(path))
         .to_path_buf();
-    let copied = tmp.0.join(&rel);
-    disk::create_dir_all(&copied).map_err(|source| BuildError::Io {
-        path: rel.clone(),
-        source,
-    })?;
+    let copied = tmp.path.join(&rel);
+    fs.scratch()
+        .create_dir_all(&copied)
+        .map_err(|source| BuildError::Io {
+            path: rel.clone(),
+            source,
+        })?;
     if generated.changed {
         let name = generated.file.file_name().unwrap_or_default();
         let file = copied.join(name);
         let text = serde_json::to_string_pretty(&generated.value).unwrap_or_default();
-        disk::write(&file, text).map_err(|source| BuildError::Io {
-            path: listed_in.clone(),
-            source,
-        })?;
+        fs.scratch()
+            .write(&file, text.as_bytes())
+            .map_err(|source| BuildError::Io {
+                path: listed_in.clone(),
+                source,
+            })?;
     }
-    let (mut cmd, shown) = command_for(&copied, &rel)?;
+    let (mut cmd, shown) = command_for(fs.scratch(), &copied, &rel)?;
     let out = cmd.output().map_err(|e| BuildError::External {
         command: shown.clone(),
         stderr: e.to_string(),
     })?;
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr).replace(tmp.0.as_str(), "");
+        let stderr = String::from_utf8_lossy(&out.stderr).replace(tmp.path.as_str(), "");
         return Err(BuildError::External {
             command: shown,
             stderr: stderr.trim().to_string(),

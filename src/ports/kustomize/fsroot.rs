@@ -10,6 +10,8 @@
 //! reported (Flux would not find the file). Files source-controller leaves out of the
 //! artifact (`.sourceignore` and its default exclusions, see `sourceignore`) are reported
 //! when referenced and skipped when a directory is scanned. Text is checked to be UTF-8.
+//! Every answer comes from the [`BuildFiles`] the caller opened the repository with (the
+//! working tree or a commit's tree, see `files`).
 
 use camino::{Utf8Component as Component, Utf8Path, Utf8PathBuf};
 use std::collections::HashSet;
@@ -17,10 +19,10 @@ use std::sync::{Arc, RwLock};
 
 use super::BuildError;
 use super::Caches;
+use super::files::{self, Access, BuildFiles, Recorder, Scratch};
 use super::load::KUSTOMIZATION_FILES;
 use super::sourceignore::{self, Matcher, Origin, Pattern};
 use crate::root::paths::Kind;
-use crate::root::source::{Recorder, Source};
 
 /// What a path is, as Flux's artifact has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +47,7 @@ pub struct Fs {
     /// What source-controller leaves out of the artifact.
     ignore: Arc<Matcher>,
     /// Where files are read from: the working tree, or a commit's tree.
-    source: Source,
+    files: Arc<dyn BuildFiles>,
     /// What this command's builds remember (see `caches`).
     caches: Arc<Caches>,
 }
@@ -68,45 +70,29 @@ pub fn normalize(path: &Utf8Path) -> Utf8PathBuf {
 }
 
 impl Fs {
-    pub fn new(root: &Utf8Path) -> Result<Fs, BuildError> {
-        Fs::with_source(root, Source::disk(root))
+    /// The repository at `root` as `files` has it.
+    pub fn new(root: &Utf8Path, files: Arc<dyn BuildFiles>) -> Result<Fs, BuildError> {
+        Fs::with_caches(root, files, Arc::default())
     }
 
-    /// The repository at `root` as `source` has it.
-    pub fn with_source(root: &Utf8Path, source: Source) -> Result<Fs, BuildError> {
-        Fs::with_caches(root, source, Arc::default())
-    }
-
-    /// [`Fs::with_source`], remembering into `caches` (shared with another repository's builds).
+    /// [`Fs::new`], remembering into `caches` (shared with another repository's builds).
     pub fn with_caches(
         root: &Utf8Path,
-        source: Source,
+        files: Arc<dyn BuildFiles>,
         caches: Arc<Caches>,
     ) -> Result<Fs, BuildError> {
-        // The store of the command's other readers has it already.
-        let known = match &source {
-            Source::Disk(files) if files.root() == root => files.canonical_root(),
-            _ => None,
-        };
-        let root = match known {
-            Some(canonical) => canonical.to_path_buf(),
-            None => {
-                let canonical =
-                    crate::root::disk::canonicalize(root).map_err(|source| BuildError::Io {
-                        path: root.to_path_buf(),
-                        source,
-                    })?;
-                // As `fsguard::Root` does: a canonical form that is not UTF-8 (a link above
-                // the repository to such a directory) is not used; the given one is (lexical).
-                Utf8PathBuf::from_path_buf(canonical).unwrap_or_else(|_| root.to_path_buf())
-            }
-        };
-        let ignore = sourceignore::load(&source, &root)?;
+        let root = files
+            .canonical_root(root)
+            .map_err(|source| BuildError::Io {
+                path: root.to_path_buf(),
+                source,
+            })?;
+        let ignore = sourceignore::load(&*files, &root)?;
         Ok(Fs {
             root,
             clean_dirs: Arc::default(),
             ignore: Arc::new(ignore),
-            source,
+            files,
             caches,
         })
     }
@@ -114,15 +100,20 @@ impl Fs {
     /// This repository, each read of a build through the copy (and each answer it takes from
     /// what earlier builds found) kept by the recorder returned with it.
     pub fn recorded(&self) -> (Fs, Arc<Recorder>) {
-        let (source, recorder) = self.source.recorded();
+        let (files, recorder) = files::recorded(self.files.clone());
         let fs = Fs {
             root: self.root.clone(),
             clean_dirs: self.clean_dirs.clone(),
             ignore: self.ignore.clone(),
-            source,
+            files,
             caches: self.caches.clone(),
         };
         (fs, recorder)
+    }
+
+    /// Where the external tool's copy of the files goes.
+    pub fn scratch(&self) -> &dyn Scratch {
+        self.files.scratch()
     }
 
     /// What this command's builds remember.
@@ -203,7 +194,7 @@ impl Fs {
             let last = comps.peek().is_none();
             if !last && self.is_clean(&cur) {
                 // Known from an earlier build: a recording of this build still needs it.
-                self.source.note(|| crate::root::source::Access::Kind {
+                self.files.note(&|| Access::Kind {
                     root: self.root.clone(),
                     abs: cur.clone(),
                     seen: Ok(Kind::Dir),
@@ -211,9 +202,9 @@ impl Fs {
                 continue;
             }
             let asked = if last {
-                self.source.kind(&self.root, &cur)
+                self.files.kind(&self.root, &cur)
             } else {
-                self.source.kind_on_the_way(&self.root, &cur)
+                self.files.kind_on_the_way(&self.root, &cur)
             };
             let kind = match asked {
                 Ok(Kind::Missing) => return Ok(Entry::Missing),
@@ -296,7 +287,7 @@ impl Fs {
         let mut entries = Vec::new();
         // A listing is where a name is first met: UTF-8, or an error naming the directory
         // (Flux would apply the file; cellgen could neither name it nor leave it out silently).
-        for (name, kind) in self.source.list(&self.root, dir).map_err(io)? {
+        for (name, kind) in self.files.list(&self.root, dir).map_err(io)? {
             match name.into_string() {
                 Ok(name) => entries.push((name, kind)),
                 Err(name) => {
@@ -340,7 +331,7 @@ impl Fs {
     }
 
     pub fn read_bytes(&self, abs: &Utf8Path) -> Result<Vec<u8>, BuildError> {
-        self.source
+        self.files
             .read(&self.root, abs)
             .map_err(|source| BuildError::Io {
                 path: self.rel(abs),

@@ -21,10 +21,15 @@
 //!
 //! Every fixture under tests/fixtures/kustomize is checked against `kubectl
 //! kustomize` (kustomize v5.5.0).
+//!
+//! The builder reads the repository only through the [`files::BuildFiles`] its caller opens a
+//! [`Repo`] with (the file layer's `root::source::Source`: the working tree or a commit's
+//! tree); this port defines that trait and imports nothing of the file layer.
 
 mod closure;
 mod external;
 mod fieldspec;
+pub mod files;
 mod flux_generate;
 mod fsroot;
 mod generators;
@@ -48,7 +53,9 @@ mod transform;
 pub const MAX_NESTING: usize = 100;
 
 use camino::{Utf8Path, Utf8PathBuf};
+use std::sync::Arc;
 
+use files::{Access, BuildFiles};
 pub use flux_generate::{FluxFields, FluxImage, FluxPatch};
 use fsroot::Fs;
 
@@ -192,35 +199,28 @@ pub struct Repo {
 }
 
 impl Repo {
-    pub fn open(root: &Utf8Path) -> Result<Repo, BuildError> {
-        Ok(Repo { fs: Fs::new(root)? })
-    }
-
-    /// The repository at `root` as `source` has it (a commit's tree: see `source`).
-    pub fn open_source(
-        root: &Utf8Path,
-        source: crate::root::source::Source,
-    ) -> Result<Repo, BuildError> {
+    /// The repository at `root` as `files` has it (the working tree or a commit's tree).
+    pub fn open(root: &Utf8Path, files: Arc<dyn BuildFiles>) -> Result<Repo, BuildError> {
         Ok(Repo {
-            fs: Fs::with_source(root, source)?,
+            fs: Fs::new(root, files)?,
         })
     }
 
-    /// [`Repo::open_source`], remembering into `caches` (another repository's, see
+    /// [`Repo::open`], remembering into `caches` (another repository's, see
     /// [`Repo::caches`]): parses and builds are keyed by content, so the two sides of a
     /// comparison share them.
     pub fn open_sharing(
         root: &Utf8Path,
-        source: crate::root::source::Source,
-        caches: std::sync::Arc<Caches>,
+        files: Arc<dyn BuildFiles>,
+        caches: Arc<Caches>,
     ) -> Result<Repo, BuildError> {
         Ok(Repo {
-            fs: Fs::with_caches(root, source, caches)?,
+            fs: Fs::with_caches(root, files, caches)?,
         })
     }
 
     /// What this repository's builds remember, for another to share.
-    pub fn caches(&self) -> std::sync::Arc<Caches> {
+    pub fn caches(&self) -> Arc<Caches> {
         self.fs.shared_caches()
     }
 
@@ -251,16 +251,13 @@ impl Repo {
     }
 
     /// [`Repo::build`], and every read it made (for a build of another source to take when
-    /// each answers the same there, see `Source::replays`).
+    /// each answers the same there, see `root::source::Source::replays`).
     pub fn build_recorded(
         &self,
         path: &str,
         flux: &FluxFields,
         mode: Mode,
-    ) -> (
-        Result<Vec<Resource>, BuildError>,
-        Vec<crate::root::source::Access>,
-    ) {
+    ) -> (Result<Vec<Resource>, BuildError>, Vec<Access>) {
         let (fs, recorder) = self.fs.recorded();
         let built = Repo { fs }.build(path, flux, mode);
         (built, recorder.reads())
@@ -292,11 +289,12 @@ impl Repo {
 /// `path` with `components` appended, run on a copy of just the files it reads (tests and
 /// benches compare the native builder with it byte for byte).
 pub fn external_output(
+    files: Arc<dyn BuildFiles>,
     repo_root: &Utf8Path,
     path: &str,
     components: &[String],
 ) -> Result<String, BuildError> {
-    Repo::open(repo_root)?.external_output(path, &plain(components))
+    Repo::open(repo_root, files)?.external_output(path, &plain(components))
 }
 
 /// The fields of [`build`]: components appended to the kustomization as written (no Flux
@@ -308,27 +306,17 @@ fn plain(components: &[String]) -> FluxFields {
     }
 }
 
-/// What kustomize builds at `path` (relative to `repo_root`) with `components` (relative to
-/// `path`) appended to its kustomization, in `kubectl kustomize` output order; a directory
-/// without a kustomization gets the one Flux generates.
+/// What kustomize builds at `path` (relative to `repo_root`, read through `files`) with
+/// `components` (relative to `path`) appended to its kustomization, in `kubectl kustomize`
+/// output order; a directory without a kustomization gets the one Flux generates.
 pub fn build(
+    files: Arc<dyn BuildFiles>,
     repo_root: &Utf8Path,
     path: &str,
     components: &[String],
     mode: Mode,
 ) -> Result<Vec<Resource>, BuildError> {
-    Repo::open(repo_root)?.build(path, &plain(components), mode)
-}
-
-/// What kustomize-controller builds for a Flux Kustomization at `path` with `flux` (see
-/// [`Repo::build`]).
-pub fn build_flux(
-    repo_root: &Utf8Path,
-    path: &str,
-    flux: &FluxFields,
-    mode: Mode,
-) -> Result<Vec<Resource>, BuildError> {
-    Repo::open(repo_root)?.build(path, flux, mode)
+    Repo::open(repo_root, files)?.build(path, &plain(components), mode)
 }
 
 // What the builds of one command remember: here, above the modules that use it, so that none

@@ -16,8 +16,8 @@
 use camino::{Utf8Path, Utf8PathBuf};
 
 use super::BuildError;
+use super::files::BuildFiles;
 use crate::root::paths::Kind;
-use crate::root::source::Source;
 
 mod index;
 
@@ -285,7 +285,7 @@ fn split_list(list: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The matcher source-controller archives a GitRepository with (no `spec.ignore`).
-pub fn load(source: &Source, root: &Utf8Path) -> Result<Matcher, BuildError> {
+pub fn load(source: &dyn BuildFiles, root: &Utf8Path) -> Result<Matcher, BuildError> {
     let mut found = Vec::new();
     load_dir(source, root, root, &[], &mut found)?;
     let parse = |list: &'static str, origin: Origin| {
@@ -305,7 +305,7 @@ pub fn load(source: &Source, root: &Utf8Path) -> Result<Matcher, BuildError> {
 /// sourceignore.LoadIgnorePatterns: this directory's file, then each sub-directory's (in
 /// name order, depth first), `.git` and symbolic links left out.
 fn load_dir(
-    source: &Source,
+    source: &dyn BuildFiles,
     root: &Utf8Path,
     dir: &Utf8Path,
     domain: &[Vec<u8>],
@@ -574,7 +574,7 @@ mod tests {
             std::fs::write(p, text).unwrap();
         }
         let root = Utf8Path::from_path(dir.path()).unwrap();
-        let m = load(&Source::disk(root), root).unwrap();
+        let m = load(&*crate::ports::kustomize::files::tests::Disk::files(), root).unwrap();
         (dir, m)
     }
 

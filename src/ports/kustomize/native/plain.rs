@@ -264,7 +264,7 @@ spec:
             root.join("cells/k/infra.yaml"),
         )
         .unwrap();
-        let fs = Fs::new(&root).unwrap();
+        let fs = Fs::new(&root, crate::ports::kustomize::files::tests::Disk::files()).unwrap();
         let before = fs.caches().plain_hits();
         for flux in [FluxFields::flux(), FluxFields::default()] {
             for name in [
