@@ -4,6 +4,7 @@
 //! (CONTRIBUTING.md, enforced by tests/layers.rs).
 
 pub mod error;
+pub mod paths;
 pub mod suggest;
 
 pub mod ports;

@@ -55,7 +55,7 @@ fn write_step_summary(report: &crate::analysis::findings::Report) -> Result<()> 
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return Ok(());
     };
-    let path = crate::root::paths::from_user(
+    let path = crate::paths::from_user(
         std::path::Path::new(&path),
         "$GITHUB_STEP_SUMMARY",
         "Set GITHUB_STEP_SUMMARY to a file whose path is UTF-8",

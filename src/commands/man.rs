@@ -19,7 +19,7 @@ pub fn run(session: &mut Session, args: ManArgs) -> Result<()> {
     collect_pages(command, &mut pages)?;
     // The pages are written like any other change: all or none, and again only if they differ,
     // under the lock of the directory they go to.
-    let dir = crate::root::paths::from_user(
+    let dir = crate::paths::from_user(
         &session.start.as_std_path().join(dir),
         "the directory",
         "Pass --out-dir a directory whose path is UTF-8",

@@ -308,7 +308,7 @@ pub fn resolve_cell(
 pub fn read_values(path: &std::path::Path) -> Result<std::collections::BTreeMap<String, String>> {
     use crate::error::CellgenError;
     // A path given on the command line enters here (`--values`, `--from`).
-    let path = crate::root::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
+    let path = crate::paths::from_user(path, "the file", "Pass a file whose path is UTF-8")?;
     let path = path.as_path();
     let text = crate::root::limited::read_file(path, path)?;
     crate::ports::yaml::guard(&text).map_err(CellgenError::yaml(path))?;

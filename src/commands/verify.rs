@@ -17,8 +17,7 @@ use crate::writer::plan::Plan;
 pub fn run(session: &mut Session, args: VerifyArgs) -> Result<ExitCode> {
     let repo = Repo::discover(&session.start)?;
     // A file given on the command line enters here: UTF-8, or an error naming it.
-    let from =
-        crate::root::paths::from_user(&args.from, "the file", "Pass a file whose path is UTF-8")?;
+    let from = crate::paths::from_user(&args.from, "the file", "Pass a file whose path is UTF-8")?;
     let path = session.start.join(&from);
     let text = crate::root::limited::read_file(&path, &from)?;
     let real = crate::analysis::verify::read(&text, &from)?;

@@ -426,7 +426,7 @@ impl Config {
                     format!("layer `{}` is listed twice", layer.name),
                 ));
             }
-            if !crate::root::paths::is_clean_relative(&layer.path) {
+            if !crate::paths::is_clean_relative(&layer.path) {
                 return Err(fail(
                     &layer.path,
                     format!(

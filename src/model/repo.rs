@@ -96,7 +96,7 @@ pub fn list_dirs(dir: &Utf8Path) -> Result<Vec<String>, CellgenError> {
         if name.as_encoded_bytes().starts_with(b".") || !disk::is_dir(entry.path()) {
             continue;
         }
-        names.push(crate::root::paths::entry_name(dir, &name)?.to_owned());
+        names.push(crate::paths::entry_name(dir, &name)?.to_owned());
     }
     names.sort();
     Ok(names)
@@ -158,8 +158,8 @@ fn walk_listed(
         };
     }
     for (name, kind) in listing.entries() {
-        let name = crate::root::paths::entry_name(dir, name)?.to_owned();
-        let rel = crate::root::paths::join(dir, &name);
+        let name = crate::paths::entry_name(dir, name)?.to_owned();
+        let rel = crate::paths::join(dir, &name);
         let kind = kind.map_err(|source| CellgenError::Read {
             path: root.join(&rel),
             source,

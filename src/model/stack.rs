@@ -70,7 +70,7 @@ fn planned_tf_files(plan: &Plan, cell: &str) -> Result<Vec<Utf8PathBuf>, Cellgen
     let mut files: BTreeSet<Utf8PathBuf> = BTreeSet::new();
     if let Ok(entries) = crate::root::disk::read_dir(plan.root().join(&dir)) {
         for entry in entries.flatten() {
-            files.insert(dir.join(crate::root::paths::entry_name(&dir, &entry.file_name())?));
+            files.insert(dir.join(crate::paths::entry_name(&dir, &entry.file_name())?));
         }
     }
     for (kind, path) in plan.summary() {

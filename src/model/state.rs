@@ -352,14 +352,14 @@ pub fn save(plan: &mut Plan, cell: &str, record: CellRecord) -> Result<(), Cellg
 
 /// Whether `path` is one of the files of `cell` (its Flux directory or its Terraform stack).
 pub fn in_cell(path: &Utf8Path, cell: &str) -> bool {
-    crate::root::paths::is_clean_relative(path.as_str())
+    crate::paths::is_clean_relative(path.as_str())
         && (path.starts_with(cell_flux_dir(cell)) || path.starts_with(cell_terraform_dir(cell)))
 }
 
 /// Whether `path` can be one of the repository's own generated files: outside every cell, and
 /// neither cellgen.yaml (edited in place, never regenerated) nor `.cellgen/`.
 pub fn in_repository(path: &Utf8Path) -> bool {
-    crate::root::paths::is_clean_relative(path.as_str())
+    crate::paths::is_clean_relative(path.as_str())
         && !path.starts_with(crate::model::repo::CELLS_DIR)
         && !path.starts_with(crate::model::repo::TERRAFORM_CELLS_DIR)
         && !path.starts_with(crate::model::names::CELLGEN_DIR)

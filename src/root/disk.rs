@@ -164,6 +164,21 @@ pub fn sync_dir(path: impl AsRef<Path>) {
     }
 }
 
+/// What a directory entry or `lstat` says a path is (never `Missing`); here, not in
+/// `crate::paths`, since it takes what the file system answered.
+pub fn kind_of(t: std::fs::FileType) -> crate::paths::Kind {
+    use crate::paths::Kind;
+    if t.is_symlink() {
+        Kind::Link
+    } else if t.is_dir() {
+        Kind::Dir
+    } else if t.is_file() {
+        Kind::File
+    } else {
+        Kind::Other
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

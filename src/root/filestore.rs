@@ -19,7 +19,7 @@ use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub use crate::root::paths::Kind;
+pub use crate::paths::Kind;
 
 /// A file's contents, shared by every reader.
 pub type Bytes = Arc<Vec<u8>>;
@@ -387,7 +387,7 @@ impl FileStore {
         if let Some(planned) = self.planned_kind(rel) {
             return planned;
         }
-        let path = crate::root::paths::join(&self.root, rel);
+        let path = crate::paths::join(&self.root, rel);
         self.opens.fetch_add(1, Ordering::Relaxed);
         match open_nofollow(&path) {
             Ok(mut file) => match file.metadata() {
@@ -510,9 +510,7 @@ impl FileStore {
                 // The listing's kind is the entry's own (`d_type`, or `lstat` where the file
                 // system gives none): what `lstat` would say.
                 Some(kind) => Ok(kind),
-                None => {
-                    lstat(&crate::root::paths::join(&self.root, rel)).map_err(|e| Failure::of(&e))
-                }
+                None => lstat(&crate::paths::join(&self.root, rel)).map_err(|e| Failure::of(&e)),
             })
             .clone()
             .map_err(|f| f.error())
@@ -571,7 +569,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// `std::fs::symlink_metadata`'s kind, a path that is not there `Missing`.
 fn lstat(path: &Utf8Path) -> io::Result<Kind> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) => Ok(Kind::of(m.file_type())),
+        Ok(m) => Ok(crate::root::disk::kind_of(m.file_type())),
         Err(e) if is_missing(&e) => Ok(Kind::Missing),
         Err(e) => Err(e),
     }
@@ -646,7 +644,10 @@ fn list(dir: &Utf8Path) -> Listing {
     for entry in entries {
         match entry {
             Ok(entry) => {
-                let kind = entry.file_type().map(Kind::of).map_err(|e| Failure::of(&e));
+                let kind = entry
+                    .file_type()
+                    .map(crate::root::disk::kind_of)
+                    .map_err(|e| Failure::of(&e));
                 listing.entries.push((entry.file_name(), kind));
             }
             Err(e) => {

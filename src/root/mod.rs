@@ -1,5 +1,5 @@
 //! Layer 3 (CONTRIBUTING.md), file access: every read and write of a repository file, confined to its root, and
-//! the Git tree `diff --base` reads; UTF-8 paths. Nothing here knows of cells.
+//! the Git tree `diff --base` reads (UTF-8 paths themselves are `crate::paths`, below the ports). Nothing here knows of cells.
 
 pub mod disk;
 pub mod filestore;
@@ -7,5 +7,4 @@ pub mod fsguard;
 pub mod git;
 pub mod limited;
 pub mod memos;
-pub mod paths;
 pub mod source;

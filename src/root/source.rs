@@ -24,8 +24,8 @@ use crate::ports::kustomize::files::{self, BuildFiles, Scratch, io_error, sorted
 use crate::root::disk;
 use crate::root::filestore::FileStore;
 
+pub use crate::paths::Kind;
 pub use crate::ports::kustomize::files::{Access, IoError, Recorder};
-pub use crate::root::paths::Kind;
 
 /// The files of one commit: listed in memory, read on demand.
 #[derive(Debug, Default)]
@@ -341,7 +341,10 @@ fn list_disk(abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(abs)? {
         let entry = entry?;
-        out.push((entry.file_name(), Kind::of(entry.file_type()?)));
+        out.push((
+            entry.file_name(),
+            crate::root::disk::kind_of(entry.file_type()?),
+        ));
     }
     Ok(out)
 }

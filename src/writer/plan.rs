@@ -116,10 +116,7 @@ impl Plan {
     }
 
     fn set(&mut self, rel: Utf8PathBuf, after: Option<String>) -> Result<(), CellgenError> {
-        debug_assert!(
-            crate::root::paths::is_clean_relative(rel.as_str()),
-            "{rel:?}"
-        );
+        debug_assert!(crate::paths::is_clean_relative(rel.as_str()), "{rel:?}");
         if let Some(change) = self.changes.get_mut(&rel) {
             if change.binary && after.is_some() {
                 return Err(CellgenError::InvalidFile {

@@ -65,7 +65,7 @@ fn planned_cells(files: &FileStore) -> Vec<String> {
     let listing = files.list(camino::Utf8Path::new(cells));
     let mut names: Vec<String> = listing
         .entries()
-        .filter(|(_, kind)| matches!(kind, Ok(crate::root::paths::Kind::Dir)))
+        .filter(|(_, kind)| matches!(kind, Ok(crate::paths::Kind::Dir)))
         .filter_map(|(name, _)| name.to_str())
         .filter(|name| !name.starts_with('.'))
         .filter(|name| {

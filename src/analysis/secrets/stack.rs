@@ -324,8 +324,8 @@ fn load_dir(
     let files = names
         .into_iter()
         .filter_map(|name| {
-            let bytes = read_bytes_inside(files, real_root, &crate::root::paths::join(rel, &name))?;
-            let shown = crate::root::paths::join(shown_dir, &name).into_string();
+            let bytes = read_bytes_inside(files, real_root, &crate::paths::join(rel, &name))?;
+            let shown = crate::paths::join(shown_dir, &name).into_string();
             let file = File::new(files.memos(), shown, &bytes, share)?;
             // Without these words a file declares nothing a value can be read from (versions.tf,
             // backend.tf): skip parsing it.

@@ -68,7 +68,7 @@ fn layer_path(text: &str) -> Option<Utf8PathBuf> {
     }
     let path = value.get("spec")?.get("path")?.as_str()?;
     let path = path.trim_start_matches("./");
-    crate::root::paths::is_clean_relative(path).then(|| Utf8PathBuf::from(path))
+    crate::paths::is_clean_relative(path).then(|| Utf8PathBuf::from(path))
 }
 
 /// Regular files under `dir` (repository-relative), recursively when `deep`; symbolic links to

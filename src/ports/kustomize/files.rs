@@ -14,7 +14,7 @@ use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-pub use crate::root::paths::Kind;
+pub use crate::paths::Kind;
 
 /// The repository's files as a build reads them. Paths are absolute, under `root` (the
 /// repository root as the build names it, see [`BuildFiles::canonical_root`]).

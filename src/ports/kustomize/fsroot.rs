@@ -22,7 +22,7 @@ use super::Caches;
 use super::files::{self, Access, BuildFiles, Recorder, Scratch};
 use super::load::KUSTOMIZATION_FILES;
 use super::sourceignore::{self, Matcher, Origin, Pattern};
-use crate::root::paths::Kind;
+use crate::paths::Kind;
 
 /// What a path is, as Flux's artifact has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -372,13 +372,13 @@ fn joined_normalized(dir: &Utf8Path, entry: &str) -> Utf8PathBuf {
             .strip_prefix('/')
             .is_some_and(is_clean_relative);
     if normal_dir && is_clean_relative(entry) {
-        crate::root::paths::join(dir, entry)
+        crate::paths::join(dir, entry)
     } else {
         normalize(&dir.join(entry))
     }
 }
 
-use crate::root::paths::is_clean_relative;
+use crate::paths::is_clean_relative;
 
 /// A rule leaving a file out of the artifact, for messages.
 fn describe(rule: &Pattern) -> String {

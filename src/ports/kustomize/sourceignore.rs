@@ -17,7 +17,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use super::BuildError;
 use super::files::BuildFiles;
-use crate::root::paths::Kind;
+use crate::paths::Kind;
 
 mod index;
 

@@ -61,7 +61,8 @@ fn answers_as_direct_reads() {
         for rel in &paths {
             let rel = Utf8Path::new(rel);
             let abs = root.join(rel);
-            let lstat = std::fs::symlink_metadata(&abs).map(|m| Kind::of(m.file_type()));
+            let lstat =
+                std::fs::symlink_metadata(&abs).map(|m| crate::root::disk::kind_of(m.file_type()));
             let kind = store.kind(rel);
             match lstat {
                 Ok(k) => assert_eq!(kind.unwrap(), k, "{rel}"),

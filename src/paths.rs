@@ -93,21 +93,6 @@ pub enum Kind {
     Missing,
 }
 
-impl Kind {
-    /// What a directory entry or `lstat` says a path is (never `Missing`).
-    pub fn of(t: std::fs::FileType) -> Kind {
-        if t.is_symlink() {
-            Kind::Link
-        } else if t.is_dir() {
-            Kind::Dir
-        } else if t.is_file() {
-            Kind::File
-        } else {
-            Kind::Other
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
