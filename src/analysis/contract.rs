@@ -142,7 +142,7 @@ pub fn check_cell_from(
     };
     let tfvars = read_tfvars(
         memos,
-        read(&cell_terraform_dir(cell).join("terraform.tfvars")),
+        read(&cell_terraform_dir(cell).join(crate::model::repo::TFVARS_FILE)),
     );
     // The node image the cell's plan reads (cluster.tf, issue 19): without a pin it stops there.
     if let (Some(node_groups), Some(version)) =

@@ -46,7 +46,7 @@ pub fn recorded_for(root: &Utf8Path, cell: &str) -> Option<CellCidr> {
 
 fn recorded_for_in(files: &FileStore, cell: &str) -> Option<CellCidr> {
     let dir = cell_terraform_dir(cell);
-    let tfvars = dir.join("terraform.tfvars");
+    let tfvars = dir.join(crate::model::repo::TFVARS_FILE);
     // Read line by line when it is plain `key = "literal"` lines (`check` reads every cell's).
     if let Some(found) = read_attribute(files, &tfvars, |text| {
         let attr = crate::model::parsed_hcl::tfvars_attributes(files.memos(), text)?

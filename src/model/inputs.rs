@@ -29,7 +29,7 @@ pub fn existing_inputs(plan: &Plan, cell: &str) -> Result<ExistingInputs, Cellge
     let egress = tf.join("egress.tf");
     let egress_gateway = plan.exists(&egress) || record.files.contains_key(egress.as_str());
     let kubernetes_version = plan
-        .read(tf.join("terraform.tfvars"))?
+        .read(tf.join(crate::model::repo::TFVARS_FILE))?
         .and_then(|text| hcl::parse_body(&text).ok())
         .and_then(|body| {
             body.get_attribute("kubernetes_version")

@@ -72,6 +72,9 @@ pub fn cell_flux_dir(cell: &str) -> Utf8PathBuf {
     Utf8Path::new(CELLS_DIR).join(cell)
 }
 
+/// The variables file of a cell's stack, the values `cellgen new` chose.
+pub const TFVARS_FILE: &str = "terraform.tfvars";
+
 pub fn cell_terraform_dir(cell: &str) -> Utf8PathBuf {
     Utf8Path::new(TERRAFORM_CELLS_DIR).join(cell)
 }

@@ -1,7 +1,8 @@
 //! Each repository file read once per command. `check` reads a cell's files from several
 //! places (the builder, the contract, the secret trace, the VPC check, the conflict-marker
 //! scan), on every core; they all ask this store, which opens a file the first time it is asked
-//! for and keeps what it found: the contents, what the path is, or the error.
+//! for and keeps what it found: the contents, what the path is, or the error. A reader done
+//! with a file gives its contents back ([`FileStore::release`]); what the path is stays known.
 //!
 //! A file is opened without following a symbolic link at its end (`O_NOFOLLOW`, and
 //! `O_NONBLOCK` so that a FIFO is not waited on) and then asked what it is on the open
@@ -59,7 +60,17 @@ struct Opened {
     kind: Result<Kind, Failure>,
     /// A regular file's contents (or why it could not be read); the open's error for a path
     /// that could not be opened (missing, ...); None for a directory, a link or another kind.
-    contents: Option<Result<Bytes, Failure>>,
+    contents: Option<Result<Kept, Failure>>,
+}
+
+/// A file's contents as kept by the store, until [`FileStore::release`] drops them.
+#[derive(Debug)]
+struct Kept(Mutex<Option<Bytes>>);
+
+impl Kept {
+    fn new(bytes: Bytes) -> Kept {
+        Kept(Mutex::new(Some(bytes)))
+    }
 }
 
 /// A directory's entries as `std::fs::read_dir` gives them: each name with its kind (or why
@@ -216,7 +227,7 @@ impl FileStore {
         match planned.files.get(rel.as_str()) {
             Some(Some(bytes)) => Some(Opened {
                 kind: Ok(Kind::File),
-                contents: Some(Ok(bytes.clone())),
+                contents: Some(Ok(Kept::new(bytes.clone()))),
             }),
             Some(None) => Some(Opened {
                 kind: Ok(Kind::Missing),
@@ -393,7 +404,11 @@ impl FileStore {
             Ok(mut file) => match file.metadata() {
                 Ok(meta) if meta.is_file() => Opened {
                     kind: Ok(Kind::File),
-                    contents: Some(read_all(&mut file, meta.len()).map_err(|e| Failure::of(&e))),
+                    contents: Some(
+                        read_all(&mut file, meta.len())
+                            .map(Kept::new)
+                            .map_err(|e| Failure::of(&e)),
+                    ),
                 },
                 Ok(meta) if meta.is_dir() => Opened {
                     kind: Ok(Kind::Dir),
@@ -454,7 +469,10 @@ impl FileStore {
     /// for a link, a directory or another kind of file; the error when it could not be read.
     pub fn contents(&self, rel: &Utf8Path) -> Option<io::Result<Bytes>> {
         self.with_opened(rel, |_, opened| match opened.kind {
-            Ok(Kind::File) => opened.contents.clone().map(|c| c.map_err(|f| f.error())),
+            Ok(Kind::File) => opened
+                .contents
+                .as_ref()
+                .map(|c| self.kept(rel, c).map_err(|f| f.error())),
             _ => None,
         })
     }
@@ -473,13 +491,52 @@ impl FileStore {
                 .clone()
                 .map_err(|f| f.error()),
             // A file, or what could not be opened (the open's error, as `std::fs::read`'s).
-            (_, Some(contents)) => contents.clone().map_err(|f| f.error()),
+            (_, Some(contents)) => self.kept(rel, contents).map_err(|f| f.error()),
             (Ok(Kind::Dir), None) => Err(is_a_directory()),
             // A FIFO or a device: read as before, never kept.
             _ => {
                 self.opens.fetch_add(1, Ordering::Relaxed);
                 std::fs::read(self.root.join(rel)).map(Arc::new)
             }
+        })
+    }
+
+    /// The contents kept for `rel`, or read again when [`FileStore::release`] dropped them.
+    fn kept(&self, rel: &Utf8Path, contents: &Result<Kept, Failure>) -> Result<Bytes, Failure> {
+        let kept = contents.as_ref().map_err(Clone::clone)?;
+        if let Some(bytes) = lock(&kept.0).as_ref() {
+            return Ok(bytes.clone());
+        }
+        match self.open(rel).contents {
+            Some(Ok(again)) => Ok(lock(&again.0).take().unwrap_or_default()),
+            Some(Err(failure)) => Err(failure),
+            None => Err(Failure::of(&is_a_directory())),
+        }
+    }
+
+    /// Drops the contents kept for `rel`, when it was read: `check` gives back a cell's files
+    /// once the cell is checked, so that it holds one cell's files per core, not the whole
+    /// repository's. What it was stays known; a later read opens the file again.
+    pub fn release(&self, rel: &Utf8Path) {
+        let Some(slot) = self.existing_slot(rel) else {
+            return;
+        };
+        if let Some(Opened {
+            contents: Some(Ok(kept)),
+            ..
+        }) = slot.opened.get()
+        {
+            lock(&kept.0).take();
+        }
+    }
+
+    /// Whether the store keeps the contents of `rel`: read as a file, and not released.
+    pub fn holds(&self, rel: &Utf8Path) -> bool {
+        self.existing_slot(rel).is_some_and(|slot| {
+            matches!(
+                slot.opened.get(),
+                Some(Opened { contents: Some(Ok(kept)), .. }) if lock(&kept.0).is_some()
+            )
         })
     }
 

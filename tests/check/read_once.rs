@@ -1,5 +1,6 @@
 //! `check` opens each repository file once: the builder, the contract, the secret trace, the
-//! VPC check and the conflict-marker scan all ask the command's store (`filestore`).
+//! VPC check and the conflict-marker scan all ask the command's store (`filestore`), and a
+//! cell's files are given back once it is checked.
 
 use std::sync::Arc;
 
@@ -50,6 +51,16 @@ fn check_opens_each_file_once() {
     // ...and each was opened once, though four readers ask for terraform.tfvars, three for
     // cell-metadata.tf and two for every other .tf file and every cell's YAML file.
     assert_eq!(files.opens(), opened.len(), "{opened:?}");
+    // Each cell gave its files back once checked (all but terraform.tfvars, which the VPC
+    // check reads beside the cells), so check holds one cell per core, not the repository.
+    for rel in opened
+        .iter()
+        .filter(|p| p.starts_with("cells") || p.starts_with("terraform/cells"))
+    {
+        let kept = rel.file_name() == Some(cellgen::model::repo::TFVARS_FILE);
+        assert_eq!(files.holds(rel), kept, "{rel}");
+    }
+    assert!(files.holds(Utf8Path::new("cellgen.yaml")));
     // A second check with its own store opens the same files again, once each.
     let again = Arc::new(FileStore::new(&repo.root));
     check::run_reading(&repo, &catalog, &options, &again, None).unwrap();

@@ -11,9 +11,9 @@ use crate::root::filestore::FileStore;
 
 use crate::model::repo::{cell_flux_dir, cell_terraform_dir};
 
-/// Findings for cellgen.yaml, the repository's generated files and shared directories, and the
-/// `checked` cells' directories (read through `files`, the command's store).
-pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &mut Vec<Finding>) {
+/// Findings for cellgen.yaml, the repository's generated files and shared directories (read
+/// through `files`, the command's store); each cell's files are [`check_cell`]'s.
+pub fn check(files: &FileStore, config: &Config, findings: &mut Vec<Finding>) {
     let root = files.root();
     let mut shared: Vec<Utf8PathBuf> = vec![Utf8PathBuf::from(CONFIG_FILE)];
     let mut dirs: Vec<Utf8PathBuf> = vec![Utf8PathBuf::from(crate::model::catalog::COMPONENTS_DIR)];
@@ -37,29 +37,18 @@ pub fn check(files: &FileStore, config: &Config, checked: &[String], findings: &
     for file in &shared {
         scan(files, file, None, findings);
     }
-    // The cells from the last: the cells' own checks read their files from the first, so the
-    // two meet once instead of waiting on each other's reads all the way (findings in order).
-    let mut per_cell: Vec<Vec<Finding>> = checked
-        .iter()
-        .rev()
-        .map(|cell| {
-            let mut found = Vec::new();
-            let mut cell_findings = Vec::new();
-            walk(files, &cell_flux_dir(cell), &mut found, &mut cell_findings);
-            walk(
-                files,
-                &cell_terraform_dir(cell),
-                &mut found,
-                &mut cell_findings,
-            );
-            for file in &found {
-                scan(files, file, Some(cell), &mut cell_findings);
-            }
-            cell_findings
-        })
-        .collect();
-    per_cell.reverse();
-    findings.extend(per_cell.into_iter().flatten());
+}
+
+/// Findings for the files of `cell` (its Flux directory and its Terraform stack), scanned by
+/// the cell's own thread once its other checks have read them; the files scanned.
+pub fn check_cell(files: &FileStore, cell: &str, findings: &mut Vec<Finding>) -> Vec<Utf8PathBuf> {
+    let mut found = Vec::new();
+    walk(files, &cell_flux_dir(cell), &mut found, findings);
+    walk(files, &cell_terraform_dir(cell), &mut found, findings);
+    for file in &found {
+        scan(files, file, Some(cell), findings);
+    }
+    found
 }
 
 /// Every file under `dir` (listed through the store), skipping hidden directories (`.terraform/`)

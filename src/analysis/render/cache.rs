@@ -207,6 +207,15 @@ impl BuildCache {
         Ok(())
     }
 
+    /// Forgets the builds of `path`, which no one will ask for again (a cell's own directory,
+    /// once the cell is checked): a later ask builds it again. A recording cache keeps them
+    /// for the cache that shares its builds.
+    pub fn release(&self, path: &str) {
+        if !self.record {
+            lock(&self.builds).remove(path);
+        }
+    }
+
     pub fn distinct_builds(&self) -> usize {
         lock(&self.builds).values().map(Vec::len).sum()
     }
@@ -216,4 +225,41 @@ impl BuildCache {
 /// half-written ones).
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A released build is made again when asked for; a recording cache keeps its builds for
+    /// the cache that shares them.
+    #[test]
+    fn a_released_build_is_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("cells/a")).unwrap();
+        std::fs::write(
+            root.join("cells/a/kustomization.yaml"),
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [cm.yaml]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("cells/a/cm.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+        )
+        .unwrap();
+        let flux = FluxFields::flux();
+        let cache = BuildCache::new(root, Mode::Native);
+        assert_eq!(cache.build("cells/a", &flux).as_ref().as_ref().unwrap().len(), 1);
+        assert_eq!(cache.distinct_builds(), 1);
+        cache.release("cells/a");
+        assert_eq!(cache.distinct_builds(), 0);
+        assert_eq!(cache.build("cells/a", &flux).as_ref().as_ref().unwrap().len(), 1);
+        assert_eq!(cache.distinct_builds(), 1);
+
+        let recording = BuildCache::recording(root, Source::disk(root), Mode::Native);
+        recording.build("cells/a", &flux);
+        recording.release("cells/a");
+        assert_eq!(recording.distinct_builds(), 1);
+    }
 }

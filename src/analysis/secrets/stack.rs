@@ -413,7 +413,7 @@ fn read_tfvars(
         .names()
         // Not UTF-8: reported by `markers` (not-utf8-name), as above.
         .filter_map(|n| n.to_str().map(str::to_string))
-        .filter(|n| n == "terraform.tfvars" || n.ends_with(".auto.tfvars"))
+        .filter(|n| n == crate::model::repo::TFVARS_FILE || n.ends_with(".auto.tfvars"))
         .collect();
     names.sort();
     let mut values = HashMap::new();

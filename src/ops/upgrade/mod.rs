@@ -392,7 +392,7 @@ fn cell_components(
 fn cell_inputs(plan: &Plan, cell: &str) -> Result<CellInputs, CellgenError> {
     let recorded = state::load(plan, cell)?.and_then(|r| r.inputs);
     let known = crate::model::inputs::existing_inputs(plan, cell)?;
-    let tfvars = cell_terraform_dir(cell).join("terraform.tfvars");
+    let tfvars = cell_terraform_dir(cell).join(crate::model::repo::TFVARS_FILE);
     let kubernetes_version = known
         .kubernetes_version
         .or_else(|| recorded.as_ref().map(|r| r.kubernetes_version.clone()))

@@ -311,3 +311,34 @@ fn lstat_from_a_listing_answers_as_lstat() {
     }
     assert!(opened.contains(&Utf8PathBuf::from("long/f")), "{opened:?}");
 }
+
+/// A released file is read again, as it is then, when asked for; a file never read, or read
+/// through a planned change, is not opened by a release.
+#[test]
+fn a_released_file_is_read_again_when_asked_for() {
+    let (_dir, root) = tempdir();
+    std::fs::write(root.join("a.tf"), "a = 1\n").unwrap();
+    std::fs::write(root.join("b.tf"), "b = 1\n").unwrap();
+    let store = FileStore::new(&root);
+    let a = Utf8Path::new("a.tf");
+    assert_eq!(store.read(a).unwrap().as_slice(), b"a = 1\n");
+    assert!(store.holds(a));
+    store.release(a);
+    assert!(!store.holds(a));
+    assert_eq!(store.kind(a).unwrap(), Kind::File);
+    assert_eq!(store.opens(), 1);
+    std::fs::write(root.join("a.tf"), "a = 2\n").unwrap();
+    assert_eq!(store.read(a).unwrap().as_slice(), b"a = 2\n");
+    assert_eq!(store.contents(a).unwrap().unwrap().as_slice(), b"a = 2\n");
+    assert_eq!(store.opens(), 3);
+    store.release(Utf8Path::new("b.tf"));
+    assert_eq!(store.opens(), 3);
+    assert_eq!(store.paths(), vec![Utf8PathBuf::from("a.tf")]);
+
+    let planned = FileStore::planned(&root, [(Utf8Path::new("b.tf"), Some("b = 2\n"))]);
+    let b = Utf8Path::new("b.tf");
+    assert_eq!(planned.read(b).unwrap().as_slice(), b"b = 2\n");
+    planned.release(b);
+    assert_eq!(planned.read(b).unwrap().as_slice(), b"b = 2\n");
+    assert_eq!(planned.opens(), 0);
+}
