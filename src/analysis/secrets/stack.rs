@@ -34,6 +34,10 @@ pub(super) struct Content {
     body: OnceLock<Option<Arc<Body>>>,
     /// Which of [`DECLARING`]'s words the text holds (bit i: word i), found once.
     words: u8,
+    /// For each of [`DECLARING`]'s words, what follows it on the lines it starts (a block's
+    /// labels), found when first asked: a trace asks each file for the same words again and
+    /// again, each time with another name.
+    headers: [OnceLock<Vec<std::ops::Range<usize>>>; DECLARING.len()],
     /// Whether the text holds a backslash.
     backslash: bool,
     /// Whether the text holds `/*`: an inline comment may then sit between a block's type and
@@ -128,20 +132,20 @@ impl Content {
         if self.inline_comment {
             return self.backslash || holds(text);
         }
-        let line_of = |at: usize| {
-            let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-            let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-            (text[start..at].trim_start().is_empty(), &text[at..end])
+        let headed = |rest: &str| holds(rest) || rest.contains('\\');
+        let headed = match DECLARING.iter().position(|w| *w == word) {
+            Some(i) => self.headers[i]
+                .get_or_init(|| header_rests(text, word))
+                .iter()
+                .any(|r| headed(&text[r.clone()])),
+            None => header_rests(text, word)
+                .into_iter()
+                .any(|r| headed(&text[r])),
         };
-        let headed = memchr::memmem::find_iter(text.as_bytes(), word.as_bytes()).any(|at| {
-            let (first, line) = line_of(at);
-            let rest = &line[word.len()..];
-            first && rest.starts_with([' ', '\t', '"', '{']) && (holds(rest) || rest.contains('\\'))
-        });
         headed
             || (word == "locals"
                 && memchr::memmem::find_iter(text.as_bytes(), name.as_bytes())
-                    .any(|at| line_of(at).0))
+                    .any(|at| starts_line(text, at)))
     }
 
     /// The content of `text`, the words [`Content::may_declare`] asks about found once.
@@ -158,6 +162,7 @@ impl Content {
             backslash: memchr::memchr(b'\\', text.as_bytes()).is_some(),
             inline_comment: memchr::memmem::find(text.as_bytes(), b"/*").is_some(),
             words,
+            headers: Default::default(),
             text,
             body: OnceLock::new(),
             calls: OnceLock::new(),
@@ -264,13 +269,17 @@ fn read_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Optio
 
 /// [`read_inside`]'s bytes, before any UTF-8 check (the store's, not copied).
 fn read_bytes_inside(files: &FileStore, real_root: &Utf8Path, rel: &Utf8Path) -> Option<Bytes> {
+    // A regular file first: one look-up in the store for nearly every file.
+    if let Some(contents) = files.contents(rel) {
+        return contents.ok();
+    }
     if files.kind(rel).ok()? == Kind::Link {
         let real = crate::root::disk::canonicalize(files.root().join(rel)).ok()?;
         return real
             .starts_with(real_root)
             .then(|| crate::root::disk::read(&real).ok().map(Arc::new))?;
     }
-    files.contents(rel)?.ok()
+    None
 }
 
 /// `a/b/../c` → `a/c`; None when it climbs above its start.
@@ -293,6 +302,25 @@ fn normalise(path: &Utf8Path) -> Option<Utf8PathBuf> {
 
 /// Block types that declare something an expression can read.
 const DECLARING: &[&str] = &["variable", "locals", "resource", "data", "module", "output"];
+
+/// Whether only blanks come before `at` on its line.
+fn starts_line(text: &str, at: usize) -> bool {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    text[start..at].trim_start().is_empty()
+}
+
+/// Where `word` starts a line as a block's type (blanks before it; a blank, a quote or a brace
+/// after it): the rest of each such line, which holds the block's labels.
+fn header_rests(text: &str, word: &str) -> Vec<std::ops::Range<usize>> {
+    memchr::memmem::find_iter(text.as_bytes(), word.as_bytes())
+        .filter(|&at| starts_line(text, at))
+        .map(|at| {
+            let rest = at + word.len();
+            rest..text[rest..].find('\n').map_or(text.len(), |i| rest + i)
+        })
+        .filter(|r| text[r.clone()].starts_with([' ', '\t', '"', '{']))
+        .collect()
+}
 
 /// Loads the `.tf` files of `rel`; `shown_under` is what their names are shown relative to (the
 /// stack's own files read as `main.tf:3` next to the finding in its cell-metadata.tf).
