@@ -13,7 +13,6 @@
 //! [`FileStore::read`] follows one, as `std::fs::read` does.
 
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,7 +28,8 @@ mod listing;
 pub type Bytes = Arc<Vec<u8>>;
 
 /// Keyed by the path's text: hashing and comparing a `Utf8Path` walks its components.
-type Slots = HashMap<Box<str>, Arc<Slot>, foldhash::fast::RandomState>;
+/// Keyed by the path's text, by a hash found once per look-up for both the shard and the table.
+type Slots = hashbrown::HashTable<(Box<str>, Arc<Slot>)>;
 
 const SHARDS: usize = 32;
 
@@ -237,7 +237,7 @@ impl FileStore {
     pub fn paths_opened(&self) -> usize {
         self.shards
             .iter()
-            .map(|shard| lock(shard).values().filter(|s| s.was_opened()).count())
+            .map(|shard| lock(shard).iter().filter(|(_, s)| s.was_opened()).count())
             .sum()
     }
 
@@ -260,15 +260,23 @@ impl FileStore {
             .or_else(|| abs.strip_prefix(self.canonical_root()?).ok())
     }
 
+    /// The hash of `key` and its shard (from bits the table does not use to place it).
+    fn hashed(&self, key: &str) -> (u64, &Mutex<Slots>) {
+        let hash = self.hasher.hash_one(key);
+        (hash, &self.shards[(hash >> 32) as usize % SHARDS])
+    }
+
     fn slot(&self, rel: &Utf8Path) -> Arc<Slot> {
         let key = rel.as_str();
-        let shard = self.hasher.hash_one(key) as usize % SHARDS;
-        let mut slots = lock(&self.shards[shard]);
-        if let Some(slot) = slots.get(key) {
+        let (hash, shard) = self.hashed(key);
+        let mut slots = lock(shard);
+        if let Some((_, slot)) = slots.find(hash, |(k, _)| **k == *key) {
             return slot.clone();
         }
         let slot = Arc::new(Slot::default());
-        slots.insert(key.into(), slot.clone());
+        slots.insert_unique(hash, (key.into(), slot.clone()), |(k, _)| {
+            self.hasher.hash_one(&**k)
+        });
         slot
     }
 
@@ -332,8 +340,10 @@ impl FileStore {
 
     fn existing_slot(&self, rel: &Utf8Path) -> Option<Arc<Slot>> {
         let key = rel.as_str();
-        let shard = self.hasher.hash_one(key) as usize % SHARDS;
-        lock(&self.shards[shard]).get(key).cloned()
+        let (hash, shard) = self.hashed(key);
+        lock(shard)
+            .find(hash, |(k, _)| **k == *key)
+            .map(|(_, slot)| slot.clone())
     }
 
     fn open(&self, rel: &Utf8Path) -> Opened {
