@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::schema::Schemas;
+use super::schema::{Schemas, Validations};
 use crate::analysis::findings::Finding;
 use crate::analysis::layer_check::{object_name, steps};
 use crate::analysis::locate::SourceFiles;
@@ -39,7 +39,7 @@ struct Applied<'a> {
     /// directory's Flux Kustomizations).
     owner: Option<usize>,
     /// The substitution result `object` is, shared with other cells (see
-    /// `Schemas::validate_shared`).
+    /// `Validations::validate_shared`).
     shared: Option<&'a Arc<Value>>,
 }
 
@@ -94,10 +94,12 @@ const HELM: &str = "helm.toolkit.fluxcd.io";
 const SOURCE: &str = "source.toolkit.fluxcd.io";
 
 /// Checks everything `cell` applies; findings get the cell and (where there is one) the layer.
+/// `validations`: the command's, shared by its cells.
 pub fn check_cell(
     rendered: &RenderedCell,
     cell: &str,
     sources: &mut SourceFiles,
+    validations: &Validations,
     findings: &mut Vec<Finding>,
 ) {
     let mut applied = Vec::new();
@@ -129,6 +131,7 @@ pub fn check_cell(
     let mut checker = Checker {
         rendered,
         sources,
+        validations,
         out: Vec::new(),
         namespaceless: BTreeMap::new(),
     };
@@ -167,6 +170,7 @@ type Namespaceless = BTreeMap<
 struct Checker<'a> {
     rendered: &'a RenderedCell,
     sources: &'a mut SourceFiles,
+    validations: &'a Validations,
     out: Vec<(Option<usize>, Finding)>,
     namespaceless: Namespaceless,
 }
@@ -214,8 +218,8 @@ impl Checker<'_> {
                 continue;
             }
             let violations = match a.shared {
-                Some(object) => schemas.validate_shared(object),
-                None => schemas.validate(a.object),
+                Some(object) => self.validations.validate_shared(schemas, object),
+                None => self.validations.validate(schemas, a.object),
             };
             let Some(violations) = violations else {
                 continue;

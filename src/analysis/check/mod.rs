@@ -366,7 +366,8 @@ fn check_cell(
                 .map(|f| f.in_cell(cell).in_layer(&rendered_layer.layer.name)),
         );
     }
-    flux::check_cell(&rendered, cell, sources, findings);
+    let validations = files.memos().get::<schema::Validations>();
+    flux::check_cell(&rendered, cell, sources, &validations, findings);
     out
 }
 

@@ -7,6 +7,7 @@
 //! ObjectMeta: known fields, a DNS-1123 name and namespace, valid label values.
 
 mod meta;
+
 #[cfg(test)]
 mod tests;
 mod values;
@@ -202,13 +203,19 @@ struct Crd {
     versions: BTreeMap<String, Schema>,
 }
 
-/// The Flux CRDs, by (group, kind).
+/// The Flux CRDs, by (group, kind): compiled once per process, never changed after.
 pub struct Schemas {
     crds: BTreeMap<(String, String), Crd>,
+}
+
+/// The results of one command's validations ([`Schemas::validate`]), owned by its file store's
+/// memos (`FileStore::memos`) and dropped with it.
+#[derive(Default)]
+pub struct Validations {
     /// Results by object: cells render most Flux objects alike (a layer's Kustomization, a
     /// HelmRepository), and a result depends on the object only.
     /// Keyed by whole objects: foldhash hashes them several times faster than SipHash.
-    memo: Mutex<foldhash::HashMap<Value, Option<Vec<Violation>>>>,
+    memo: Mutex<foldhash::HashMap<Value, Validated>>,
     /// Results by shared object (a substitution result every cell whose variables answer alike
     /// holds, see `substitute::Prepared`): found by address, without hashing the object. The
     /// entry holds the object, so no other object can have its address while it is kept.
@@ -282,11 +289,7 @@ impl Schemas {
                 Crd { file, versions },
             );
         }
-        Ok(Schemas {
-            crds,
-            memo: Mutex::new(foldhash::HashMap::default()),
-            shared: Mutex::new(foldhash::HashMap::default()),
-        })
+        Ok(Schemas { crds })
     }
 
     /// Whether the CRDs define this API group.
@@ -295,37 +298,7 @@ impl Schemas {
     }
 
     /// The problems of `object`, or `None` when no vendored CRD defines its group and kind.
-    pub fn validate(&self, object: &Value) -> Option<Vec<Violation>> {
-        // Whole entries are inserted, never half-written ones.
-        let memo = || self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(known) = memo().get(object) {
-            return known.clone();
-        }
-        let result = self.validate_uncached(object);
-        let mut memo = memo();
-        if memo.len() < MEMO_ENTRIES {
-            memo.insert(object.clone(), result.clone());
-        }
-        result
-    }
-
-    /// [`Schemas::validate`] of a shared object: remembered by the object's address too.
-    pub fn validate_shared(&self, object: &Arc<Value>) -> Option<Vec<Violation>> {
-        let shared = || self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        let key = Arc::as_ptr(object) as usize;
-        if let Some((_, known)) = shared().get(&key) {
-            return known.clone();
-        }
-        let result = self.validate(object);
-        let mut shared = shared();
-        if shared.len() < MEMO_ENTRIES {
-            shared.insert(key, (object.clone(), result.clone()));
-        }
-        result
-    }
-
-    /// [`Schemas::validate`], without the memo.
-    pub(crate) fn validate_uncached(&self, object: &Value) -> Option<Vec<Violation>> {
+    pub fn validate(&self, object: &Value) -> Validated {
         let api_version = object.get("apiVersion").and_then(Value::as_str)?;
         let kind = object.get("kind").and_then(Value::as_str)?;
         let (group, version) = api_version.split_once('/')?;
@@ -365,5 +338,37 @@ impl Schemas {
         }
         required(schema, map, &root, &mut out);
         Some(out)
+    }
+}
+
+impl Validations {
+    /// [`Schemas::validate`] of `object`, remembered for the rest of the command.
+    pub fn validate(&self, schemas: &Schemas, object: &Value) -> Validated {
+        // Whole entries are inserted, never half-written ones.
+        let memo = || self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = memo().get(object) {
+            return known.clone();
+        }
+        let result = schemas.validate(object);
+        let mut memo = memo();
+        if memo.len() < MEMO_ENTRIES {
+            memo.insert(object.clone(), result.clone());
+        }
+        result
+    }
+
+    /// [`Validations::validate`] of a shared object: remembered by the object's address too.
+    pub fn validate_shared(&self, schemas: &Schemas, object: &Arc<Value>) -> Validated {
+        let shared = || self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        let key = Arc::as_ptr(object) as usize;
+        if let Some((_, known)) = shared().get(&key) {
+            return known.clone();
+        }
+        let result = self.validate(schemas, object);
+        let mut shared = shared();
+        if shared.len() < MEMO_ENTRIES {
+            shared.insert(key, (object.clone(), result.clone()));
+        }
+        result
     }
 }

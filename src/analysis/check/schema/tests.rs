@@ -133,9 +133,11 @@ fn names_and_labels() {
     assert!(!is_label_value(&"a".repeat(64)));
 }
 
+/// A command's remembered results are the validation's, by value and by address.
 #[test]
 fn remembered_results_are_the_validation() {
     let schemas = Schemas::embedded();
+    let validations = Validations::default();
     let objects = [
         kustomization(json!({"interval": "10m", "path": "./apps", "prune": true,
             "sourceRef": {"kind": "GitRepository", "name": "flux-system"}})),
@@ -146,8 +148,8 @@ fn remembered_results_are_the_validation() {
     ];
     for object in objects.iter().chain(&objects) {
         assert_eq!(
+            validations.validate(schemas, object),
             schemas.validate(object),
-            schemas.validate_uncached(object),
             "{object}"
         );
     }
@@ -160,8 +162,8 @@ fn remembered_results_are_the_validation() {
         .collect();
     for object in shared.iter().chain(&shared) {
         assert_eq!(
-            schemas.validate_shared(object),
-            schemas.validate_uncached(object),
+            validations.validate_shared(schemas, object),
+            schemas.validate(object),
             "{object}"
         );
     }
