@@ -283,38 +283,36 @@ impl FileStore {
     /// `f` of the slot of `rel`, opened when first asked for.
     fn with_opened<T>(&self, rel: &Utf8Path, f: impl FnOnce(&Slot, &Opened) -> T) -> T {
         let slot = self.slot(rel);
-        let opened = slot.opened.get_or_init(|| {
-            let listed = self.missing_in_listing(rel).or_else(|| {
-                // A directory is only asked what it is (it is listed, never read): its
-                // directory's listing says so without an open, an `fstat` and a close.
-                (self.kind_in_listing(rel) == Some(Kind::Dir)).then_some(Opened {
-                    kind: Ok(Kind::Dir),
-                    contents: None,
-                })
-            });
-            match listed {
+        let opened = slot
+            .opened
+            .get_or_init(|| match self.answered_by_listing(rel) {
                 Some(opened) => {
                     slot.by_listing.store(true, Ordering::Relaxed);
                     opened
                 }
                 None => self.open(rel),
-            }
-        });
+            });
         f(&slot, opened)
     }
 
-    /// `rel` as missing when its directory was listed already without it: the `.sourceignore`
-    /// walk lists every directory before the builds probe the names a kustomization file may
-    /// have. None when the directory was not listed (or not fully).
-    fn missing_in_listing(&self, rel: &Utf8Path) -> Option<Opened> {
+    /// What `rel` is when its directory was listed already and that says enough: missing when
+    /// the listing lacks it (the `.sourceignore` walk lists every directory before the builds
+    /// probe the names a kustomization file may have); a directory when it is one, as a
+    /// directory is only asked what it is (listed, never read), without an open, an `fstat`
+    /// and a close. None when the directory was not listed (or not fully), or `rel` must be
+    /// opened.
+    fn answered_by_listing(&self, rel: &Utf8Path) -> Option<Opened> {
         let (listing, name) = self.parent_listing(rel)?;
-        if listing.holds(name) {
-            return None;
+        match listing.position(name) {
+            None => Some(Opened {
+                kind: Ok(Kind::Missing),
+                contents: Some(Err(not_found())),
+            }),
+            Some(at) => matches!(listing.entries[at].1, Ok(Kind::Dir)).then_some(Opened {
+                kind: Ok(Kind::Dir),
+                contents: None,
+            }),
         }
-        Some(Opened {
-            kind: Ok(Kind::Missing),
-            contents: Some(Err(not_found())),
-        })
     }
 
     /// The kind of `rel` as its directory's listing (when listed already) has it.

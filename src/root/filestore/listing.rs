@@ -28,10 +28,6 @@ impl Listing {
             None => self.names().position(|n| n == name),
         }
     }
-
-    pub(super) fn holds(&self, name: &str) -> bool {
-        self.position(name).is_some()
-    }
 }
 
 impl Listing {
