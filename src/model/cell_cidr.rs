@@ -30,7 +30,8 @@ pub fn recorded(root: &Utf8Path, cells: &[String]) -> Vec<CellCidr> {
 
 /// [`recorded`], the files read through `files` (a command's store).
 pub fn recorded_in(files: &FileStore, cells: &[String]) -> Vec<CellCidr> {
-    // From the last cell, like `check`'s conflict-marker scan (see there); in order.
+    // From the last cell: `check`'s cells are checked from the first on other threads, so the
+    // two meet once instead of waiting on each other's reads all the way; in order.
     let mut found: Vec<CellCidr> = cells
         .iter()
         .rev()

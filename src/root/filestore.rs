@@ -27,8 +27,8 @@ mod listing;
 /// A file's contents, shared by every reader.
 pub type Bytes = Arc<Vec<u8>>;
 
-/// Keyed by the path's text: hashing and comparing a `Utf8Path` walks its components.
-/// Keyed by the path's text, by a hash found once per look-up for both the shard and the table.
+/// Keyed by the path's text (hashing and comparing a `Utf8Path` walks its components), by a
+/// hash found once per look-up for both the shard and the table.
 type Slots = hashbrown::HashTable<(Box<str>, Arc<Slot>)>;
 
 const SHARDS: usize = 32;
@@ -73,6 +73,13 @@ struct Kept(Mutex<Option<Bytes>>);
 impl Kept {
     fn new(bytes: Bytes) -> Kept {
         Kept(Mutex::new(Some(bytes)))
+    }
+
+    fn into_bytes(self) -> Bytes {
+        self.0
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_default()
     }
 }
 
@@ -458,9 +465,13 @@ impl FileStore {
             return Ok(bytes.clone());
         }
         match self.open(rel).contents {
-            Some(Ok(again)) => Ok(lock(&again.0).take().unwrap_or_default()),
+            Some(Ok(again)) => Ok(again.into_bytes()),
             Some(Err(failure)) => Err(failure),
-            None => Err(Failure::of(&is_a_directory())),
+            // Replaced since by a directory, a link or another kind of file.
+            None => Err(Failure::Other(
+                io::ErrorKind::InvalidInput,
+                "no longer a regular file".into(),
+            )),
         }
     }
 

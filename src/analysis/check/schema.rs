@@ -7,7 +7,6 @@
 //! ObjectMeta: known fields, a DNS-1123 name and namespace, valid label values.
 
 mod meta;
-
 #[cfg(test)]
 mod tests;
 mod values;
