@@ -322,10 +322,14 @@ impl FileStore {
         }
     }
 
-    /// The kind of `rel` as its directory's listing (when listed already) has it.
+    /// The kind of `rel` as its directory's listing (when listed already) has it: missing when
+    /// the listing does not hold its name (a submodule's `.git` is asked of every directory).
     fn kind_in_listing(&self, rel: &Utf8Path) -> Option<Kind> {
         let (listing, name) = self.parent_listing(rel)?;
-        listing.entries[listing.position(name)?].1.clone().ok()
+        match listing.position(name) {
+            Some(at) => listing.entries[at].1.clone().ok(),
+            None => Some(Kind::Missing),
+        }
     }
 
     /// The whole listing of `rel`'s directory, when it was listed already, and `rel`'s name.
@@ -641,17 +645,26 @@ fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
 
 /// Reads the size `fstat` gave into a buffer of that size, without the size hint
 /// `Read::read_to_end` asks the file system for, and without a second read to see the end:
-/// the file as it was when it was opened. A file that reports no size is read to the end.
+/// the file as it was when it was opened. (`read_to_end` on a `take` reads at most 8 KiB at a
+/// time, two reads for a larger file.) A file that reports no size is read to the end.
 fn read_all(file: &mut std::fs::File, len: u64) -> io::Result<Bytes> {
     let mut buf = Vec::new();
     if len == 0 {
         file.read_to_end(&mut buf)?;
-    } else {
-        // Into the buffer's spare room, not zeroed first; `take` ends at the size without
-        // asking the file again.
-        buf.reserve_exact(usize::try_from(len).unwrap_or(0));
-        file.take(len).read_to_end(&mut buf)?;
+        return Ok(Arc::new(buf));
     }
+    buf.resize(usize::try_from(len).map_err(io::Error::other)?, 0);
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            // Shorter than `fstat` said: it shrank since.
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(filled);
     Ok(Arc::new(buf))
 }
 

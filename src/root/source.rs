@@ -462,8 +462,15 @@ impl Source {
         match self {
             Source::Disk(files) => match files.relative(abs) {
                 Some(rel) if in_submodule(files, rel) => Err(not_in_artifact()),
-                Some(rel) if is_submodule(files, rel) => Ok(Vec::new()),
-                Some(rel) => files.list(rel).kinds(),
+                Some(rel) => {
+                    // Listed first: the listing then says whether it holds a `.git`.
+                    let listing = files.list(rel);
+                    if is_submodule(files, rel) {
+                        Ok(Vec::new())
+                    } else {
+                        listing.kinds()
+                    }
+                }
                 None => list_disk(abs),
             },
             Source::Tree(tree) => {

@@ -38,6 +38,11 @@ pub(super) struct Content {
     /// labels), found when first asked: a trace asks each file for the same words again and
     /// again, each time with another name.
     headers: [OnceLock<Vec<std::ops::Range<usize>>>; DECLARING.len()],
+    /// The hashes of the words that start its lines (after blanks), found when first asked:
+    /// where a local's name is written. Only for a text several files share (None: scanned per
+    /// look-up): a trace asks each file for many locals, one at a time, but a file unique to
+    /// its cell (flux.tf) is asked a few times, and indexing it costs about 15 scans.
+    line_words: Option<OnceLock<Vec<u64>>>,
     /// Whether the text holds a backslash.
     backslash: bool,
     /// Whether the text holds `/*`: an inline comment may then sit between a block's type and
@@ -88,7 +93,7 @@ impl HclCaches {
             }
         };
         let text = std::str::from_utf8(bytes).ok()?.to_owned();
-        let content = Arc::new(Content::new(text, parses.clone()));
+        let content = Arc::new(Content::new(text, parses.clone(), repeated));
         if repeated {
             let mut cache = lock(&self.content);
             return Some(cache.kept.entry(hash).or_insert(content).clone());
@@ -120,7 +125,7 @@ impl Content {
     /// Whether `name` is written where a `word` declaration could name it. HCL writes a block's
     /// type and labels on one line (a newline ends the header) and an attribute's name first on
     /// its line, so: a line starting with the block word holding the name, or a backslash (a
-    /// label with an escape); for a local, a line starting with the name, or a one-line
+    /// label with an escape); for a local, a line whose first word is the name, or a one-line
     /// `locals { name = ... }`. An inline comment (`/*`) can come before either: the whole
     /// text is then searched. A superset of the declarations: only a file it keeps is parsed
     /// to be sure. (flux.tf, unique to each cell, holds a backslash in its tear-down script and
@@ -142,14 +147,26 @@ impl Content {
                 .into_iter()
                 .any(|r| headed(&text[r])),
         };
-        headed
-            || (word == "locals"
-                && memchr::memmem::find_iter(text.as_bytes(), name.as_bytes())
-                    .any(|at| starts_line(text, at)))
+        headed || (word == "locals" && self.starts_a_line(name))
     }
 
-    /// The content of `text`, the words [`Content::may_declare`] asks about found once.
-    fn new(text: String, parses: Arc<HclParses>) -> Content {
+    /// Whether `name` is the first word of a line ([`line_words`]).
+    fn starts_a_line(&self, name: &str) -> bool {
+        let text = self.text.as_str();
+        match &self.line_words {
+            Some(words) => words
+                .get_or_init(|| line_words(text))
+                .binary_search(&word_hash(name.as_bytes()))
+                .is_ok(),
+            None => memchr::memmem::find_iter(text.as_bytes(), name.as_bytes()).any(|at| {
+                starts_line(text, at) && !bytes_at(text, at + name.len()).is_some_and(in_line_word)
+            }),
+        }
+    }
+
+    /// The content of `text`, the words [`Content::may_declare`] asks about found once;
+    /// `repeated`: several files hold it (its lines are then indexed when first asked).
+    fn new(text: String, parses: Arc<HclParses>, repeated: bool) -> Content {
         static FINDERS: OnceLock<Vec<memchr::memmem::Finder<'static>>> = OnceLock::new();
         let finders =
             FINDERS.get_or_init(|| DECLARING.iter().map(memchr::memmem::Finder::new).collect());
@@ -163,6 +180,7 @@ impl Content {
             inline_comment: memchr::memmem::find(text.as_bytes(), b"/*").is_some(),
             words,
             headers: Default::default(),
+            line_words: (repeated || INDEX_ALWAYS).then(OnceLock::new),
             text,
             body: OnceLock::new(),
             calls: OnceLock::new(),
@@ -216,7 +234,7 @@ impl File {
             memos.get::<HclCaches>().shared_content(bytes, &parses)?
         } else {
             let text = std::str::from_utf8(bytes).ok()?.to_owned();
-            Arc::new(Content::new(text, parses))
+            Arc::new(Content::new(text, parses, false))
         };
         Some(File { shown, content })
     }
@@ -303,10 +321,61 @@ fn normalise(path: &Utf8Path) -> Option<Utf8PathBuf> {
 /// Block types that declare something an expression can read.
 const DECLARING: &[&str] = &["variable", "locals", "resource", "data", "module", "output"];
 
+const INDEX_ALWAYS: bool = true;
+
+fn bytes_at(text: &str, at: usize) -> Option<u8> {
+    text.as_bytes().get(at).copied()
+}
+
 /// Whether only blanks come before `at` on its line.
 fn starts_line(text: &str, at: usize) -> bool {
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     text[start..at].trim_start().is_empty()
+}
+
+/// The hashes of the word starting each line after its blanks, sorted: a word runs up to the
+/// first ASCII character that cannot be in an HCL identifier (a local's name is followed by a
+/// blank or `=`; a non-ASCII character is kept in the word, so no name is cut short). Hashes,
+/// not words: two words of one hash only make a file parsed that need not be, and a name is
+/// found without copying or sorting text. Byte by byte (a file unique to its cell pays for
+/// this once per cell), the line's blanks as `str::trim_start` takes them.
+fn line_words(text: &str) -> Vec<u64> {
+    let bytes = text.as_bytes();
+    let mut words = Vec::new();
+    // One search over the text for every line's end, not one per line.
+    let ends = memchr::memchr_iter(b'\n', bytes).chain([bytes.len()]);
+    let mut start = 0;
+    for end in ends {
+        let mut at = start;
+        while at < end && matches!(bytes[at], b' ' | b'\t' | b'\r' | 0x0b | 0x0c) {
+            at += 1;
+        }
+        if at < end && !bytes[at].is_ascii() {
+            // Perhaps a Unicode blank: as the text's own trim says.
+            at = end - text[at..end].trim_start().len();
+        }
+        let word = at;
+        while at < end && in_line_word(bytes[at]) {
+            at += 1;
+        }
+        if at > word {
+            words.push(word_hash(&bytes[word..at]));
+        }
+        start = end + 1;
+    }
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
+/// Whether a byte continues a line's first word: what an HCL identifier holds, or any byte of
+/// a non-ASCII character.
+fn in_line_word(b: u8) -> bool {
+    !b.is_ascii() || b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+fn word_hash(word: &[u8]) -> u64 {
+    foldhash::fast::FixedState::default().hash_one(word)
 }
 
 /// Where `word` starts a line as a block's type (blanks before it; a blank, a quote or a brace
@@ -542,19 +611,28 @@ mod tests {
             "resource \"aws_x\" \"\\u0063\" {}\n",
             "module /* why */ \"e\" {}\n",
             "locals /* c */ { b = 1 }\n",
+            "locals {\n  b=1\n\u{a0}c\t= 2\r\n  d-é = 3\n}\n",
             "# nothing declared here\n",
             "x = module.e.out\ny = var.a\n",
             "",
         ];
         let words = DECLARING.iter().copied().chain(["terraform"]);
         for text in texts {
-            let file = Content::new(text.to_string(), Arc::default());
+            let file = Content::new(text.to_string(), Arc::default(), false);
+            // A text several files share answers from its index of line words, the same.
+            let shared = Content::new(text.to_string(), Arc::default(), true);
             let decls = super::super::decls::Decls::of(file.body());
             for word in words.clone() {
-                for name in ["a", "b", "c", "d", "e", "f", "g", "aws_x"] {
+                for name in ["a", "b", "c", "d", "e", "f", "g", "aws_x", "d-é", "é"] {
                     if declared(&decls, word, name) {
                         assert!(file.may_declare(word, name), "{text:?} {word} {name}");
                     }
+                    let answer = file.may_declare(word, name);
+                    assert_eq!(
+                        shared.may_declare(word, name),
+                        answer,
+                        "{text:?} {word} {name}"
+                    );
                 }
             }
             let any = DECLARING.iter().any(|w| text.contains(w));
@@ -566,11 +644,21 @@ mod tests {
             "resource \"terraform_data\" \"guard\" {\n  x = module.vpc.id\n  y = \"variable e\"\n  z = <<-EOT\n    sed 's/\\\\n//'\n  EOT\n}\n"
                 .to_string(),
             Arc::default(),
+            false,
         );
         for (word, name) in [("module", "vpc"), ("variable", "e"), ("locals", "x")] {
             assert!(!mentions.may_declare(word, name), "{word} {name}");
         }
         assert!(mentions.may_declare("resource", "guard"));
+        // A local's name is the first word of its line, not a mere prefix of it.
+        for repeated in [false, true] {
+            let text = "locals {\n  bb = 1\n  cc = b\n  dé = 2\n}\n";
+            let longer = Content::new(text.into(), Arc::default(), repeated);
+            assert!(longer.may_declare("locals", "bb"));
+            for name in ["b", "c", "d"] {
+                assert!(!longer.may_declare("locals", name), "{name} {repeated}");
+            }
+        }
     }
 
     #[test]
@@ -588,7 +676,7 @@ mod tests {
             "",
             "module",
         ] {
-            let file = Content::new(text.to_string(), Arc::default());
+            let file = Content::new(text.to_string(), Arc::default(), false);
             assert_eq!(file.may_call_module(), by_lines(text), "{text:?}");
         }
     }

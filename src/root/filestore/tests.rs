@@ -310,6 +310,12 @@ fn lstat_from_a_listing_answers_as_lstat() {
         assert!(asked.paths().contains(&Utf8PathBuf::from(dir)), "{dir}");
     }
     assert!(opened.contains(&Utf8PathBuf::from("long/f")), "{opened:?}");
+    // A name the listing does not hold is missing as listed: one made since is not asked for.
+    let fresh = FileStore::new(&root);
+    assert!(fresh.list(Utf8Path::new("long")).opened);
+    std::fs::create_dir(root.join("long/.git")).unwrap();
+    assert_eq!(fresh.lstat(Utf8Path::new("long/.git")).unwrap(), Kind::Missing);
+    assert_eq!(asked.lstat(Utf8Path::new("long/.git")).unwrap(), Kind::Dir);
 }
 
 /// A released file is read again, as it is then, when asked for; a file never read, or read
