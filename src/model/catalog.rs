@@ -13,7 +13,6 @@ mod rules;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
 
-use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +55,7 @@ pub struct ComponentSpec {
         "pattern": "^[_a-zA-Z][_a-zA-Z0-9]*$",
         "not": { "enum": ["schema", "true", "false", "null", "for", "in", "if", "endif", "endfor"] }
     }))]
-    pub keys: IndexMap<String, ComponentKey>,
+    pub keys: crate::model::config::KeyMap<ComponentKey>,
     /// The AWS identity (EKS Pod Identity) of the component; omit it when it needs no AWS permissions.
     #[serde(default)]
     pub identity: Option<Identity>,
@@ -264,7 +263,7 @@ fn reserved(
             description: String::new(),
             requires: Vec::new(),
             layers: Vec::new(),
-            keys: IndexMap::new(),
+            keys: Default::default(),
             identity: Some(Identity {
                 namespace: "sample".into(),
                 service_account: "sample".into(),
@@ -479,7 +478,7 @@ mod tests {
                 description: "x".into(),
                 requires: Vec::new(),
                 layers: vec!["apps".into()],
-                keys: IndexMap::new(),
+                keys: Default::default(),
                 identity: Some(Identity {
                     namespace: "team".into(),
                     service_account: "agent".into(),

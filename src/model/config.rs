@@ -12,6 +12,11 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// Keys by name, in the order written: the contract's and a component's. Looked up for every
+/// key of every cell, so hashed with foldhash rather than SipHash (names are not chosen by an
+/// adversary who profits from collisions: a slow look-up is all one could cause).
+pub type KeyMap<V> = IndexMap<String, V, foldhash::fast::RandomState>;
+
 use crate::error::CellgenError;
 
 mod validate;
@@ -70,7 +75,7 @@ pub struct Config {
         "pattern": "^[_a-zA-Z][_a-zA-Z0-9]*$",
         "not": { "const": "schema" }
     }))]
-    pub keys: IndexMap<String, KeySpec>,
+    pub keys: KeyMap<KeySpec>,
 }
 
 /// The Git repository Flux syncs from.

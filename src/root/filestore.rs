@@ -643,29 +643,48 @@ fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
     std::fs::File::open(path)
 }
 
-/// Reads the size `fstat` gave into a buffer of that size, without the size hint
-/// `Read::read_to_end` asks the file system for, and without a second read to see the end:
-/// the file as it was when it was opened. (`read_to_end` on a `take` reads at most 8 KiB at a
-/// time, two reads for a larger file.) A file that reports no size is read to the end.
+/// Reads the size `fstat` gave into a buffer of that size, neither zeroed first nor with the
+/// size hint `Read::read_to_end` asks the file system for, and without a second read to see
+/// the end: the file as it was when it was opened. A file that reports no size is read to the
+/// end.
 fn read_all(file: &mut std::fs::File, len: u64) -> io::Result<Bytes> {
     let mut buf = Vec::new();
     if len == 0 {
         file.read_to_end(&mut buf)?;
         return Ok(Arc::new(buf));
     }
-    buf.resize(usize::try_from(len).map_err(io::Error::other)?, 0);
-    let mut filled = 0;
-    while filled < buf.len() {
-        match file.read(&mut buf[filled..]) {
+    buf.reserve_exact(usize::try_from(len).map_err(io::Error::other)?);
+    while buf.len() < buf.capacity() {
+        match read_into_spare(file, &mut buf) {
             // Shorter than `fstat` said: it shrank since.
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    buf.truncate(filled);
     Ok(Arc::new(buf))
+}
+
+/// One `read(2)` into the buffer's spare room. `Read::read_to_end` on a `take` reads at most
+/// 8 KiB at a time (two reads for a larger file), and `Read::read` needs the room zeroed first.
+#[cfg(unix)]
+fn read_into_spare(file: &std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let spare = buf.spare_capacity_mut();
+    // SAFETY: read(2) writes at most `spare.len()` bytes at the start of the spare room, and
+    // the length grows by exactly the number it reports written.
+    let read = unsafe { libc::read(file.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+    let read = usize::try_from(read).map_err(|_| io::Error::last_os_error())?;
+    // SAFETY: those `read` bytes were just written, within the capacity.
+    unsafe { buf.set_len(buf.len() + read) };
+    Ok(read)
+}
+
+#[cfg(not(unix))]
+fn read_into_spare(file: &mut std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let room = buf.capacity() - buf.len();
+    file.take(room as u64).read_to_end(buf)
 }
 
 #[cfg(test)]

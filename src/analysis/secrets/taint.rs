@@ -15,7 +15,7 @@
 //! are skipped: Terraform cannot apply such a stack, so no ConfigMap is written from it.
 
 use camino::Utf8Path;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use hcl_edit::Span;
 use hcl_edit::expr::{Expression, ForExpr, ObjectKey, TraversalOperator};
@@ -170,7 +170,7 @@ impl<'w> Tracer<'w> {
     fn search(&self, key: &str, first: Vec<Step>) -> Option<Taint> {
         // Every node reached, with the index of the node it was reached from.
         let mut arena: Vec<(Node, Option<usize>)> = Vec::new();
-        let mut seen: HashSet<Node> = HashSet::new();
+        let mut seen: foldhash::HashSet<Node> = foldhash::HashSet::default();
         let mut next = 0;
         let mut pending: (Vec<Step>, Option<usize>) = (first, None);
         loop {

@@ -314,7 +314,10 @@ fn lstat_from_a_listing_answers_as_lstat() {
     let fresh = FileStore::new(&root);
     assert!(fresh.list(Utf8Path::new("long")).opened);
     std::fs::create_dir(root.join("long/.git")).unwrap();
-    assert_eq!(fresh.lstat(Utf8Path::new("long/.git")).unwrap(), Kind::Missing);
+    assert_eq!(
+        fresh.lstat(Utf8Path::new("long/.git")).unwrap(),
+        Kind::Missing
+    );
     assert_eq!(asked.lstat(Utf8Path::new("long/.git")).unwrap(), Kind::Dir);
 }
 
