@@ -127,7 +127,9 @@ fn cases() -> Vec<Case> {
 }
 
 fn objects(rs: Vec<Resource>) -> Vec<Value> {
-    rs.into_iter().map(|r| r.object).collect()
+    rs.into_iter()
+        .map(|r| std::sync::Arc::unwrap_or_clone(r.object))
+        .collect()
 }
 
 fn compare(case: &Case, what: &str, native: &[Value], oracle: &[Value]) -> Option<String> {

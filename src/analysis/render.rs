@@ -177,7 +177,7 @@ pub fn load_cell(
             Err(message) => invalid.push(InvalidLayer {
                 name: str_at(&resource.object, "/metadata/name").to_string(),
                 file: resource.origin.clone(),
-                object: resource.object.clone(),
+                object: Value::clone(&resource.object),
                 message,
             }),
         }
@@ -376,7 +376,7 @@ impl Renderer<'_> {
                         prepared(&entry.prepared, resources, at)
                             .substitute_shared(&r.object, vars, options)?
                     } else {
-                        Arc::new(r.object.clone())
+                        r.object.clone()
                     };
                     if layer.sets_common_metadata() {
                         layer.set_common_metadata(Arc::make_mut(&mut object));

@@ -3,6 +3,7 @@
 
 use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -24,8 +25,8 @@ pub struct FluxLayer {
     pub namespace: String,
     /// Repository-relative file that declares it.
     pub file: Utf8PathBuf,
-    /// The object as the cell's directory renders it.
-    pub object: Value,
+    /// The object as the cell's directory renders it (shared with the build).
+    pub object: Arc<Value>,
     /// `spec.path` as written.
     pub path: String,
     pub source_ref: Option<ObjectRef>,
@@ -143,7 +144,7 @@ pub fn is_flux_kustomization(object: &Value) -> bool {
 
 impl FluxLayer {
     /// Reads a Flux Kustomization object; the error names the field that does not fit.
-    pub fn parse(object: &Value, file: Utf8PathBuf) -> Result<FluxLayer, String> {
+    pub fn parse(object: &Arc<Value>, file: Utf8PathBuf) -> Result<FluxLayer, String> {
         let metadata: RawMetadata = match object.get("metadata") {
             Some(m) => RawMetadata::deserialize(m).map_err(|e| format!("metadata: {e}"))?,
             None => RawMetadata::default(),
@@ -280,7 +281,7 @@ mod tests {
             "metadata": {"name": "apps", "namespace": "flux-system"},
             "spec": spec,
         });
-        FluxLayer::parse(&object, "cells/c/apps.yaml".into()).unwrap()
+        FluxLayer::parse(&Arc::new(object), "cells/c/apps.yaml".into()).unwrap()
     }
 
     #[test]
@@ -321,7 +322,7 @@ mod tests {
     #[test]
     fn wrong_types_name_the_field() {
         let object = json!({"kind": "Kustomization", "spec": {"components": "a"}});
-        let e = FluxLayer::parse(&object, "f".into()).unwrap_err();
+        let e = FluxLayer::parse(&Arc::new(object), "f".into()).unwrap_err();
         assert!(e.starts_with("spec:"), "{e}");
     }
 }

@@ -105,8 +105,13 @@ impl PostBuild {
                 v
             }
         };
-        let mut vars = BTreeMap::new();
-        for data in self.substitute_from {
+        // The first source taken whole (most layers read one, cell-metadata), later ones over it.
+        let mut sources = self.substitute_from.into_iter();
+        let mut vars = sources.next().unwrap_or_default();
+        for v in vars.values_mut().filter(|v| v.contains('\n')) {
+            *v = v.replace('\n', "");
+        }
+        for data in sources {
             for (k, v) in data {
                 vars.insert(k, without_newlines(v));
             }

@@ -1,7 +1,7 @@
 //! Unit tests for the envsubst engine; data-driven Flux cases live in tests/substitute_*.rs.
 
 use super::*;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
     pairs
@@ -225,4 +225,37 @@ fn odd_input_does_not_panic() {
     }
     let deep = "${a:-".repeat(10_000);
     assert!(run(&deep, &[], false).is_err());
+}
+
+/// `substituteFrom` in list order, later wins, the inline `substitute` over all; newlines are
+/// dropped from every value, the first source's too (it is taken whole).
+#[test]
+fn post_build_variables_merge_in_flux_order() {
+    let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let vars = flux::PostBuild {
+        substitute: map(&[("c", "inline")]),
+        substitute_from: vec![
+            map(&[("a", "first\nline"), ("b", "first"), ("c", "first")]),
+            map(&[("b", "sec\nond")]),
+        ],
+        strategy_always: false,
+        strict: true,
+    }
+    .into_vars();
+    assert_eq!(vars.get("a"), Some("firstline"));
+    assert_eq!(vars.get("b"), Some("second"));
+    assert_eq!(vars.get("c"), Some("inline"));
+    let none = flux::PostBuild {
+        substitute: BTreeMap::new(),
+        substitute_from: Vec::new(),
+        strategy_always: false,
+        strict: true,
+    }
+    .into_vars();
+    assert!(none.is_empty());
 }

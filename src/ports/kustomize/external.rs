@@ -199,7 +199,7 @@ pub fn build(fs: &Fs, path: &str, flux: &FluxFields) -> Result<Vec<Resource>, Bu
     Ok(docs
         .into_iter()
         .map(|object| Resource {
-            object,
+            object: std::sync::Arc::new(object),
             origin: origin.clone(),
             patched_by: Vec::new(),
         })

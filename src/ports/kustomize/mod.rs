@@ -63,7 +63,7 @@ use fsroot::Fs;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resource {
     /// The object as kustomize would print it.
-    pub object: serde_json::Value,
+    pub object: std::sync::Arc<serde_json::Value>,
     /// Repo-relative file it came from (the kustomization file for generated objects).
     pub origin: Utf8PathBuf,
     /// Repo-relative patch files (or kustomization files for inline patches) that changed it.

@@ -117,7 +117,7 @@ fn build_dir(fs: &Fs, dir: &Utf8Path, flux: &FluxFields) -> Result<Vec<Resource>
     Ok(acc
         .into_iter()
         .map(|r| Resource {
-            object: r.obj,
+            object: std::sync::Arc::new(r.obj),
             origin: r.origin,
             patched_by: r.patched_by,
         })

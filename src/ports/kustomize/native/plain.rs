@@ -41,7 +41,7 @@ pub struct Remembered {
     /// Held so that no other content's parse can have their addresses while this is kept.
     kustomization: Arc<Value>,
     files: Vec<Objects>,
-    objects: Arc<Vec<(Value, usize)>>,
+    objects: Arc<Vec<(Arc<Value>, usize)>>,
 }
 
 impl Remembered {
@@ -93,7 +93,7 @@ pub(super) fn build(
             .collect());
     }
     let built = full()?;
-    let objects: Option<Vec<(Value, usize)>> = built
+    let objects: Option<Vec<(Arc<Value>, usize)>> = built
         .iter()
         .map(|r| {
             let file = inputs.origins.iter().position(|o| *o == r.origin)?;
