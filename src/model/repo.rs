@@ -130,7 +130,7 @@ pub fn files_under_in(
 ) -> Result<Vec<Utf8PathBuf>, CellgenError> {
     let mut out = Vec::new();
     walk_listed(files, dir, deep, skip, &mut out)?;
-    out.sort_by(|a, b| by_components(a.as_str(), b.as_str()));
+    debug_assert!(out.is_sorted_by(|a, b| by_components(a.as_str(), b.as_str()).is_le()));
     Ok(out)
 }
 
@@ -160,17 +160,23 @@ fn walk_listed(
             _ => Ok(()),
         };
     }
+    let mut entries = Vec::new();
     for (name, kind) in listing.entries() {
-        let name = crate::paths::entry_name(dir, name)?.to_owned();
-        let rel = crate::paths::join(dir, &name);
+        let name = crate::paths::entry_name(dir, name)?;
         let kind = kind.map_err(|source| CellgenError::Read {
-            path: root.join(&rel),
+            path: root.join(crate::paths::join(dir, name)),
             source,
         })?;
-        let is_dir = kind == crate::root::filestore::Kind::Dir;
-        if skip(&name, is_dir) {
+        entries.push((name, kind == crate::root::filestore::Kind::Dir));
+    }
+    // Names in byte order, each directory walked in its place: the paths come out in
+    // `by_components` order (a name before every longer one it begins, and `/` sorts first).
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    for (name, is_dir) in entries {
+        if skip(name, is_dir) {
             continue;
         }
+        let rel = crate::paths::join(dir, name);
         if is_dir {
             if deep {
                 walk_listed(files, &rel, deep, skip, out)?;
@@ -245,5 +251,34 @@ mod tests {
         paths.reverse();
         paths.sort_by(|a, b| by_components(a.as_str(), b.as_str()));
         assert_eq!(paths, expected);
+    }
+
+    /// The walk gives paths in `Path` order without sorting them: each directory's names in
+    /// byte order, a directory's files in its place.
+    #[test]
+    fn files_under_come_in_path_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = camino::Utf8Path::from_path(dir.path()).unwrap();
+        let names = ["a", "a-b", "a.b", "a0", "aB", "b", "é", "a b", "-", "A"];
+        let mut expected = Vec::new();
+        for a in names {
+            std::fs::create_dir(root.join(a)).unwrap();
+            for b in names {
+                // Half the names a directory, half a file, so files sit between directories.
+                if b.len() % 2 == 0 {
+                    std::fs::create_dir(root.join(a).join(b)).unwrap();
+                    std::fs::write(root.join(a).join(b).join("f"), "").unwrap();
+                    expected.push(Utf8PathBuf::from(format!("{a}/{b}/f")));
+                } else {
+                    std::fs::write(root.join(a).join(b), "").unwrap();
+                    expected.push(Utf8PathBuf::from(format!("{a}/{b}")));
+                }
+            }
+        }
+        expected.sort();
+        let files = crate::root::filestore::FileStore::new(root);
+        let walked =
+            super::files_under_in(&files, camino::Utf8Path::new(""), true, &|_, _| false).unwrap();
+        assert_eq!(walked, expected);
     }
 }

@@ -354,7 +354,7 @@ fn list_disk(abs: &Utf8Path) -> io::Result<Vec<(OsString, Kind)>> {
 fn is_submodule(files: &FileStore, rel: &Utf8Path) -> bool {
     !rel.as_str().is_empty()
         && files
-            .lstat(&rel.join(".git"))
+            .lstat(&crate::paths::join(rel, ".git"))
             .is_ok_and(|kind| kind != Kind::Missing)
 }
 
@@ -362,10 +362,24 @@ fn is_submodule(files: &FileStore, rel: &Utf8Path) -> bool {
 /// a submodule as an empty directory (see `GitTree::load`), so the working tree is read the
 /// same way: what a build sees there is what Flux sees, on both sides of `diff` and in `check`.
 fn in_submodule(files: &FileStore, rel: &Utf8Path) -> bool {
-    rel.ancestors()
-        .skip(1)
-        .take_while(|a| !a.as_str().is_empty())
-        .any(|a| is_submodule(files, a))
+    let text = rel.as_str();
+    if text.starts_with('/') || text.split('/').any(|c| c.is_empty() || c == ".") {
+        // Not as `relative` gives it: the directories above as `Path` reads them.
+        return rel
+            .ancestors()
+            .skip(1)
+            .take_while(|a| !a.as_str().is_empty())
+            .any(|a| is_submodule(files, a));
+    }
+    // Each directory above, by its text (asked for every file a build reads).
+    let mut dir = text;
+    while let Some((parent, _)) = dir.rsplit_once('/') {
+        if is_submodule(files, Utf8Path::new(parent)) {
+            return true;
+        }
+        dir = parent;
+    }
+    false
 }
 
 fn not_in_artifact() -> io::Error {

@@ -316,7 +316,15 @@ fn load_dir(
     // asking for it (errors are still told in the order below).
     let listed = source.list(root, dir);
     let file = dir.join(IGNORE_FILE);
-    match source.kind(root, &file) {
+    // A listing without the name answers for it: nothing to read (most directories).
+    let named = listed.as_ref().map_or(true, |entries| {
+        entries.iter().any(|(name, _)| name == IGNORE_FILE)
+    });
+    match if named {
+        source.kind(root, &file)
+    } else {
+        Ok(Kind::Missing)
+    } {
         Ok(Kind::Link) => {
             return Err(BuildError::Invalid {
                 file: rel(&file),

@@ -39,3 +39,38 @@ fn object_ids_are_gits_and_reads_replay_by_them() {
         assert!(t.reader.lock().unwrap().is_some());
     }
 }
+
+/// A path is inside a submodule when a directory above it (not the root) holds a `.git`: found
+/// by the path's text as `Path::ancestors` finds it, for every spelling.
+#[test]
+fn a_path_is_in_a_submodule_as_its_ancestors_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Utf8Path::from_path(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join("a/sub/.git")).unwrap();
+    std::fs::create_dir_all(root.join("a/plain/deep")).unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let files = FileStore::new(root);
+    let by_ancestors = |rel: &Utf8Path| {
+        rel.ancestors()
+            .skip(1)
+            .take_while(|a| !a.as_str().is_empty())
+            .any(|a| is_submodule(&files, a))
+    };
+    for rel in [
+        "a/sub/x.yaml",
+        "a/sub/deep/x.yaml",
+        "a/sub",
+        "a/plain/deep/x.yaml",
+        "a/plain",
+        "x.yaml",
+        "",
+        "a/./sub/x.yaml",
+        "a//sub/x.yaml",
+        "./a/sub/x.yaml",
+    ] {
+        let rel = Utf8Path::new(rel);
+        assert_eq!(in_submodule(&files, rel), by_ancestors(rel), "{rel}");
+    }
+    assert!(in_submodule(&files, Utf8Path::new("a/sub/deep/x.yaml")));
+    assert!(!in_submodule(&files, Utf8Path::new("a/plain/deep/x.yaml")));
+}
