@@ -78,11 +78,14 @@ pub fn secret_reason(key: &str, literal: Option<&str>) -> Option<String> {
 /// `name.contains(word)` for a short name: comparing at each position, where `str::contains`
 /// would first build a searcher for `word` (this runs for every key of every cell).
 fn holds(name: &str, word: &str) -> bool {
-    word.is_empty()
-        || name
-            .as_bytes()
-            .windows(word.len())
-            .any(|w| w == word.as_bytes())
+    let word = word.as_bytes();
+    let Some(&first) = word.first() else {
+        return true;
+    };
+    // The first byte alone at most positions, not a slice comparison (a call) at each.
+    name.as_bytes()
+        .windows(word.len())
+        .any(|w| w[0] == first && w == word)
 }
 
 /// Whether an attribute or output name says it holds a secret (used where no provider schema

@@ -147,20 +147,33 @@ impl Content {
                 .into_iter()
                 .any(|r| headed(&text[r])),
         };
-        headed || (word == "locals" && self.starts_a_line(name))
+        headed || (word == "locals" && self.local_on_its_line(name))
     }
 
-    /// Whether `name` is the first word of a line ([`line_words`]).
-    fn starts_a_line(&self, name: &str) -> bool {
+    /// Whether `name` is the first word of a line after the first `locals` header line: a
+    /// block's attributes follow its header (`{` ends that line), so every local not on its
+    /// block's header line is written there ([`line_words`]).
+    fn local_on_its_line(&self, name: &str) -> bool {
         let text = self.text.as_str();
+        let Some(first) = self.headers[LOCALS]
+            .get_or_init(|| header_rests(text, DECLARING[LOCALS]))
+            .first()
+        else {
+            return false;
+        };
+        let after = first.end;
         match &self.line_words {
             Some(words) => words
-                .get_or_init(|| line_words(text))
+                .get_or_init(|| line_words(&text[after..]))
                 .binary_search(&word_hash(name.as_bytes()))
                 .is_ok(),
-            None => memchr::memmem::find_iter(text.as_bytes(), name.as_bytes()).any(|at| {
-                starts_line(text, at) && !bytes_at(text, at + name.len()).is_some_and(in_line_word)
-            }),
+            None => {
+                memchr::memmem::find_iter(&text.as_bytes()[after..], name.as_bytes()).any(|at| {
+                    let at = after + at;
+                    starts_line(text, at)
+                        && !bytes_at(text, at + name.len()).is_some_and(in_line_word)
+                })
+            }
         }
     }
 
@@ -320,6 +333,8 @@ fn normalise(path: &Utf8Path) -> Option<Utf8PathBuf> {
 
 /// Block types that declare something an expression can read.
 const DECLARING: &[&str] = &["variable", "locals", "resource", "data", "module", "output"];
+/// Where `locals` is in [`DECLARING`].
+const LOCALS: usize = 1;
 
 const INDEX_ALWAYS: bool = true;
 
@@ -612,6 +627,7 @@ mod tests {
             "module /* why */ \"e\" {}\n",
             "locals /* c */ { b = 1 }\n",
             "locals {\n  b=1\n\u{a0}c\t= 2\r\n  d-é = 3\n}\n",
+            "e = 1\nlocals {\n  f = 2\n}\nlocals {\n  g = 3\n}\n",
             "# nothing declared here\n",
             "x = module.e.out\ny = var.a\n",
             "",
@@ -652,6 +668,14 @@ mod tests {
         assert!(mentions.may_declare("resource", "guard"));
         // A local's name is the first word of its line, not a mere prefix of it.
         for repeated in [false, true] {
+            // Before the first `locals` header, no line declares a local.
+            let before = Content::new(
+                "e = 1\nlocals {\n  f = 2\n}\n".into(),
+                Arc::default(),
+                repeated,
+            );
+            assert!(!before.may_declare("locals", "e"));
+            assert!(before.may_declare("locals", "f"));
             let text = "locals {\n  bb = 1\n  cc = b\n  dé = 2\n}\n";
             let longer = Content::new(text.into(), Arc::default(), repeated);
             assert!(longer.may_declare("locals", "bb"));
