@@ -14,7 +14,7 @@
 
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use std::hash::BuildHasher;
-use std::io::{self, Read};
+use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -23,6 +23,9 @@ pub use listing::Listing;
 use listing::list;
 
 mod listing;
+mod open;
+
+use open::{is_a_directory, is_missing, lstat, not_found, open_nofollow, read_all};
 
 /// A file's contents, shared by every reader.
 pub type Bytes = Arc<Vec<u8>>;
@@ -586,105 +589,6 @@ impl FileStore {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// `std::fs::symlink_metadata`'s kind, a path that is not there `Missing`.
-fn lstat(path: &Utf8Path) -> io::Result<Kind> {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) => Ok(crate::root::disk::kind_of(m.file_type())),
-        Err(e) if is_missing(&e) => Ok(Kind::Missing),
-        Err(e) => Err(e),
-    }
-}
-
-fn is_missing(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-    )
-}
-
-/// What opening a name a directory does not hold fails with.
-#[cfg(unix)]
-fn not_found() -> Failure {
-    Failure::Os(libc::ENOENT)
-}
-
-#[cfg(not(unix))]
-fn not_found() -> Failure {
-    Failure::Other(io::ErrorKind::NotFound, "not found".into())
-}
-
-#[cfg(unix)]
-fn is_a_directory() -> io::Error {
-    io::Error::from_raw_os_error(libc::EISDIR)
-}
-
-#[cfg(not(unix))]
-fn is_a_directory() -> io::Error {
-    io::Error::new(io::ErrorKind::IsADirectory, "is a directory")
-}
-
-#[cfg(unix)]
-fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-}
-
-/// Without `O_NOFOLLOW`: a link is found by `lstat` first.
-#[cfg(not(unix))]
-fn open_nofollow(path: &Utf8Path) -> io::Result<std::fs::File> {
-    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
-        return Err(io::Error::other("a symbolic link"));
-    }
-    std::fs::File::open(path)
-}
-
-/// Reads the size `fstat` gave into a buffer of that size, neither zeroed first nor with the
-/// size hint `Read::read_to_end` asks the file system for, and without a second read to see
-/// the end: the file as it was when it was opened. A file that reports no size is read to the
-/// end.
-fn read_all(file: &mut std::fs::File, len: u64) -> io::Result<Bytes> {
-    let mut buf = Vec::new();
-    if len == 0 {
-        file.read_to_end(&mut buf)?;
-        return Ok(Arc::new(buf));
-    }
-    buf.reserve_exact(usize::try_from(len).map_err(io::Error::other)?);
-    while buf.len() < buf.capacity() {
-        match read_into_spare(file, &mut buf) {
-            // Shorter than `fstat` said: it shrank since.
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(Arc::new(buf))
-}
-
-/// One `read(2)` into the buffer's spare room. `Read::read_to_end` on a `take` reads at most
-/// 8 KiB at a time (two reads for a larger file), and `Read::read` needs the room zeroed first.
-#[cfg(unix)]
-fn read_into_spare(file: &std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
-    use std::os::fd::AsRawFd;
-    let spare = buf.spare_capacity_mut();
-    // SAFETY: read(2) writes at most `spare.len()` bytes at the start of the spare room, and
-    // the length grows by exactly the number it reports written.
-    let read = unsafe { libc::read(file.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
-    let read = usize::try_from(read).map_err(|_| io::Error::last_os_error())?;
-    // SAFETY: those `read` bytes were just written, within the capacity.
-    unsafe { buf.set_len(buf.len() + read) };
-    Ok(read)
-}
-
-#[cfg(not(unix))]
-fn read_into_spare(file: &mut std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
-    let room = buf.capacity() - buf.len();
-    file.take(room as u64).read_to_end(buf)
 }
 
 #[cfg(test)]
