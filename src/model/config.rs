@@ -12,14 +12,13 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// Keys by name, in the order written: the contract's and a component's. Looked up for every
-/// key of every cell, so hashed with foldhash rather than SipHash (names are not chosen by an
-/// adversary who profits from collisions: a slow look-up is all one could cause).
-pub type KeyMap<V> = IndexMap<String, V, foldhash::fast::RandomState>;
-
 use crate::error::CellgenError;
 
 mod validate;
+
+/// Keys by name, in the order written: the contract's and a component's. Looked up for every
+/// key of every cell, so hashed with foldhash (seeded per map) rather than SipHash.
+pub type KeyMap<V> = IndexMap<String, V, foldhash::fast::RandomState>;
 
 pub const CONFIG_FILE: &str = "cellgen.yaml";
 

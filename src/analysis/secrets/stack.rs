@@ -38,11 +38,11 @@ pub(super) struct Content {
     /// labels), found when first asked: a trace asks each file for the same words again and
     /// again, each time with another name.
     headers: [OnceLock<Vec<std::ops::Range<usize>>>; DECLARING.len()],
-    /// The hashes of the words that start its lines (after blanks), found when first asked:
-    /// where a local's name is written. Only for a text several files share (None: scanned per
-    /// look-up): a trace asks each file for many locals, one at a time, but a file unique to
-    /// its cell (flux.tf) is asked a few times, and indexing it costs about 15 scans.
-    line_words: Option<OnceLock<Vec<u64>>>,
+    /// The hashes of the words that start its lines after the first `locals` header, found
+    /// when first asked: where a local's name is written. A trace asks each file for many
+    /// locals, one at a time; even flux.tf, unique to its cell, is asked enough (about 9) that
+    /// the index costs less than a search of the text per name.
+    line_words: OnceLock<Vec<u64>>,
     /// Whether the text holds a backslash.
     backslash: bool,
     /// Whether the text holds `/*`: an inline comment may then sit between a block's type and
@@ -93,7 +93,7 @@ impl HclCaches {
             }
         };
         let text = std::str::from_utf8(bytes).ok()?.to_owned();
-        let content = Arc::new(Content::new(text, parses.clone(), repeated));
+        let content = Arc::new(Content::new(text, parses.clone()));
         if repeated {
             let mut cache = lock(&self.content);
             return Some(cache.kept.entry(hash).or_insert(content).clone());
@@ -162,24 +162,14 @@ impl Content {
             return false;
         };
         let after = first.end;
-        match &self.line_words {
-            Some(words) => words
-                .get_or_init(|| line_words(&text[after..]))
-                .binary_search(&word_hash(name.as_bytes()))
-                .is_ok(),
-            None => {
-                memchr::memmem::find_iter(&text.as_bytes()[after..], name.as_bytes()).any(|at| {
-                    let at = after + at;
-                    starts_line(text, at)
-                        && !bytes_at(text, at + name.len()).is_some_and(in_line_word)
-                })
-            }
-        }
+        self.line_words
+            .get_or_init(|| line_words(&text[after..]))
+            .binary_search(&word_hash(name.as_bytes()))
+            .is_ok()
     }
 
-    /// The content of `text`, the words [`Content::may_declare`] asks about found once;
-    /// `repeated`: several files hold it (its lines are then indexed when first asked).
-    fn new(text: String, parses: Arc<HclParses>, repeated: bool) -> Content {
+    /// The content of `text`, the words [`Content::may_declare`] asks about found once.
+    fn new(text: String, parses: Arc<HclParses>) -> Content {
         static FINDERS: OnceLock<Vec<memchr::memmem::Finder<'static>>> = OnceLock::new();
         let finders =
             FINDERS.get_or_init(|| DECLARING.iter().map(memchr::memmem::Finder::new).collect());
@@ -193,7 +183,7 @@ impl Content {
             inline_comment: memchr::memmem::find(text.as_bytes(), b"/*").is_some(),
             words,
             headers: Default::default(),
-            line_words: (repeated || INDEX_ALWAYS).then(OnceLock::new),
+            line_words: OnceLock::new(),
             text,
             body: OnceLock::new(),
             calls: OnceLock::new(),
@@ -247,7 +237,7 @@ impl File {
             memos.get::<HclCaches>().shared_content(bytes, &parses)?
         } else {
             let text = std::str::from_utf8(bytes).ok()?.to_owned();
-            Arc::new(Content::new(text, parses, false))
+            Arc::new(Content::new(text, parses))
         };
         Some(File { shown, content })
     }
@@ -335,12 +325,6 @@ fn normalise(path: &Utf8Path) -> Option<Utf8PathBuf> {
 const DECLARING: &[&str] = &["variable", "locals", "resource", "data", "module", "output"];
 /// Where `locals` is in [`DECLARING`].
 const LOCALS: usize = 1;
-
-const INDEX_ALWAYS: bool = true;
-
-fn bytes_at(text: &str, at: usize) -> Option<u8> {
-    text.as_bytes().get(at).copied()
-}
 
 /// Whether only blanks come before `at` on its line.
 fn starts_line(text: &str, at: usize) -> bool {

@@ -320,11 +320,12 @@ fn load_dir(
     let named = listed.as_ref().map_or(true, |entries| {
         entries.iter().any(|(name, _)| name == IGNORE_FILE)
     });
-    match if named {
+    let kind = if named {
         source.kind(root, &file)
     } else {
         Ok(Kind::Missing)
-    } {
+    };
+    match kind {
         Ok(Kind::Link) => {
             return Err(BuildError::Invalid {
                 file: rel(&file),

@@ -85,22 +85,22 @@ fn may_declare_keeps_every_declaration_and_skips_mere_mentions() {
     ];
     let words = DECLARING.iter().copied().chain(["terraform"]);
     for text in texts {
-        let file = Content::new(text.to_string(), Arc::default(), false);
-        // A text several files share answers from its index of line words, the same.
-        let shared = Content::new(text.to_string(), Arc::default(), true);
+        let file = Content::new(text.to_string(), Arc::default());
         let decls = super::super::decls::Decls::of(file.body());
         for word in words.clone() {
             for name in ["a", "b", "c", "d", "e", "f", "g", "aws_x", "d-é", "é"] {
                 if declared(&decls, word, name) {
                     assert!(file.may_declare(word, name), "{text:?} {word} {name}");
                 }
-                let answer = file.may_declare(word, name);
-                assert_eq!(
-                    shared.may_declare(word, name),
-                    answer,
-                    "{text:?} {word} {name}"
-                );
             }
+        }
+        // The index of line words answers as searching the text for the name does.
+        for name in ["a", "b", "c", "d", "e", "f", "g", "aws_x", "d-é", "é"] {
+            assert_eq!(
+                file.local_on_its_line(name),
+                local_by_search(text, name),
+                "{text:?} {name}"
+            );
         }
         let any = DECLARING.iter().any(|w| text.contains(w));
         assert_eq!(file.words != 0, any, "{text:?}");
@@ -111,29 +111,39 @@ fn may_declare_keeps_every_declaration_and_skips_mere_mentions() {
         "resource \"terraform_data\" \"guard\" {\n  x = module.vpc.id\n  y = \"variable e\"\n  z = <<-EOT\n    sed 's/\\\\n//'\n  EOT\n}\n"
             .to_string(),
         Arc::default(),
-        false,
     );
     for (word, name) in [("module", "vpc"), ("variable", "e"), ("locals", "x")] {
         assert!(!mentions.may_declare(word, name), "{word} {name}");
     }
     assert!(mentions.may_declare("resource", "guard"));
+    // Before the first `locals` header, no line declares a local.
+    let before = Content::new("e = 1\nlocals {\n  f = 2\n}\n".into(), Arc::default());
+    assert!(!before.may_declare("locals", "e"));
+    assert!(before.may_declare("locals", "f"));
     // A local's name is the first word of its line, not a mere prefix of it.
-    for repeated in [false, true] {
-        // Before the first `locals` header, no line declares a local.
-        let before = Content::new(
-            "e = 1\nlocals {\n  f = 2\n}\n".into(),
-            Arc::default(),
-            repeated,
-        );
-        assert!(!before.may_declare("locals", "e"));
-        assert!(before.may_declare("locals", "f"));
-        let text = "locals {\n  bb = 1\n  cc = b\n  dé = 2\n}\n";
-        let longer = Content::new(text.into(), Arc::default(), repeated);
-        assert!(longer.may_declare("locals", "bb"));
-        for name in ["b", "c", "d"] {
-            assert!(!longer.may_declare("locals", name), "{name} {repeated}");
-        }
+    let text = "locals {\n  bb = 1\n  cc = b\n  dé = 2\n}\n";
+    let longer = Content::new(text.into(), Arc::default());
+    assert!(longer.may_declare("locals", "bb"));
+    for name in ["b", "c", "d"] {
+        assert!(!longer.may_declare("locals", name), "{name}");
+        assert!(!local_by_search(text, name), "{name}");
     }
+}
+
+/// The search of the text [`Content::local_on_its_line`]'s index replaces: `name` where a line
+/// starts after the first `locals` header, not followed by a character of a longer word.
+fn local_by_search(text: &str, name: &str) -> bool {
+    let Some(after) = header_rests(text, "locals").first().map(|r| r.end) else {
+        return false;
+    };
+    memchr::memmem::find_iter(&text.as_bytes()[after..], name.as_bytes()).any(|at| {
+        let at = after + at;
+        starts_line(text, at)
+            && !text
+                .as_bytes()
+                .get(at + name.len())
+                .is_some_and(|b| in_line_word(*b))
+    })
 }
 
 #[test]
@@ -151,7 +161,7 @@ fn module_calls_are_found_as_line_by_line() {
         "",
         "module",
     ] {
-        let file = Content::new(text.to_string(), Arc::default(), false);
+        let file = Content::new(text.to_string(), Arc::default());
         assert_eq!(file.may_call_module(), by_lines(text), "{text:?}");
     }
 }
